@@ -94,7 +94,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("state_tree_1m_events");
     group.sample_size(10);
     group.bench_function("build", |b| {
-        b.iter(|| StateTree::new(black_box(trace.clone())).unwrap())
+        b.iter(|| StateTree::new(black_box(trace.clone())).unwrap());
     });
     group.bench_function("clone_trace_baseline", |b| b.iter(|| black_box(trace.clone())));
     let tree = StateTree::new(trace.clone()).unwrap();
