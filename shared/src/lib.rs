@@ -3,6 +3,8 @@
 //! Nothing here does I/O, so the crate builds for native targets and `wasm32`
 //! alike and the browser navigates traces with exactly the server's code.
 
+pub mod protocol;
+pub mod share;
 pub mod state;
 pub mod state_tree;
 pub mod trace;
