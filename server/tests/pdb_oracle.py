@@ -105,6 +105,8 @@ class Oracle(bdb.Bdb):
 
 
 def run_script(code, source, actions):
+    # bdb keeps breakpoints on the class; each script starts with none.
+    bdb.Breakpoint.clearBreakpoints()
     oracle = Oracle(actions)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     saved = sys.stdout, sys.stderr, sys.stdin

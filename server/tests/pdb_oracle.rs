@@ -3,7 +3,7 @@
 //! Every fixture program under `tests/fixtures/programs` is traced once with the real
 //! tracer (through the `replayground trace` CLI, in the sandbox), then many seeded
 //! random action scripts are answered twice: by the state tree in `shared`, and by
-//! CPython's `bdb` driving the same program (`tests/pdb_oracle.py`). The stops,
+//! `CPython`'s `bdb` driving the same program (`tests/pdb_oracle.py`). The stops,
 //! locals included, must be identical.
 
 use std::collections::BTreeSet;
@@ -15,7 +15,7 @@ use replayground_shared::trace_lang::normalize_repr;
 use replayground_shared::{Action, StateTree, Stop, Trace};
 use serde_json::Value;
 
-const SCRIPTS_PER_PROGRAM: usize = 16;
+const SCRIPTS_PER_PROGRAM: usize = 40;
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs")
@@ -32,7 +32,10 @@ fn fixture_programs() -> Vec<PathBuf> {
 }
 
 fn sandbox_flags() -> Vec<&'static str> {
-    let has_bwrap = Command::new("bwrap").arg("--version").output().is_ok_and(|o| o.status.success());
+    let has_bwrap = Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     // Fixture programs are our own, so running them unsandboxed where bubblewrap is
     // missing is safe; CI has bubblewrap and exercises the real sandbox.
     if has_bwrap { vec![] } else { vec!["--unsafe-no-sandbox"] }
@@ -107,7 +110,13 @@ fn our_stops(tree: &StateTree, script: &[String]) -> Vec<Value> {
 }
 
 fn oracle_stops(program: &Path, scripts: &[Vec<String>]) -> Vec<Vec<Value>> {
-    let mut child = Command::new("python3")
+    // Debian's interpreter: the same one the sandbox runs the tracer with.
+    let python = if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let mut child = Command::new(python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pdb_oracle.py"))
         .arg(program)
         .env("PYTHONHASHSEED", "0")
@@ -116,10 +125,24 @@ fn oracle_stops(program: &Path, scripts: &[Vec<String>]) -> Vec<Vec<Value>> {
         .stderr(Stdio::piped())
         .spawn()
         .expect("python3 runs");
-    child.stdin.take().unwrap().write_all(serde_json::to_string(scripts).unwrap().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(scripts).unwrap().as_bytes())
+        .unwrap();
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "the oracle failed on {}: {}", program.display(), String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    assert!(
+        output.status.success(),
+        "the oracle failed on {}: {}",
+        program.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// Object addresses differ between two processes; everything else must match.
@@ -139,7 +162,11 @@ fn normalized(mut stops: Vec<Value>) -> Vec<Value> {
 #[test]
 fn debugger_actions_match_pdb_on_every_fixture() {
     let programs = fixture_programs();
-    assert!(programs.len() >= 30, "the oracle corpus needs at least 30 programs, found {}", programs.len());
+    assert!(
+        programs.len() >= 30,
+        "the oracle corpus needs at least 30 programs, found {}",
+        programs.len()
+    );
     let mut failures = Vec::new();
     let mut compared = 0;
     for program in &programs {
@@ -148,15 +175,25 @@ fn debugger_actions_match_pdb_on_every_fixture() {
         let lines: Vec<u32> = tree.executed_lines().into_iter().collect();
         assert!(!lines.is_empty(), "{name} executed no lines");
         let mut rng = Rng::seeded(&name);
-        let scripts: Vec<Vec<String>> = (0..SCRIPTS_PER_PROGRAM).map(|_| random_script(&mut rng, &lines)).collect();
+        let scripts: Vec<Vec<String>> = (0..SCRIPTS_PER_PROGRAM)
+            .map(|_| random_script(&mut rng, &lines))
+            .collect();
         let expected = oracle_stops(program, &scripts);
-        assert_eq!(expected.len(), scripts.len(), "the oracle answered every script of {name}");
+        assert_eq!(
+            expected.len(),
+            scripts.len(),
+            "the oracle answered every script of {name}"
+        );
         for (script, want) in scripts.iter().zip(expected) {
             compared += 1;
             let got = normalized(our_stops(&tree, script));
             let want = normalized(want);
             if got != want {
-                let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+                let at = got
+                    .iter()
+                    .zip(&want)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(got.len().min(want.len()));
                 failures.push(format!(
                     "{name}: script {script:?}\n  first difference at stop {at}:\n  ours: {}\n  pdb:  {}",
                     got.get(at).map_or("(none)".into(), Value::to_string),
@@ -165,5 +202,10 @@ fn debugger_actions_match_pdb_on_every_fixture() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {compared} scripts differ from pdb:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} scripts differ from pdb:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

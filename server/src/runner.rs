@@ -1,0 +1,535 @@
+//! Runs `tracer.py` in a [`Sandbox`] and assembles a [`Trace`] from its JSON lines.
+//!
+//! The line protocol is documented at the top of `tracer.py`. Lines are parsed as they
+//! arrive ([`TraceAssembler`]), so memory holds the trace, never the raw stream. A stream
+//! that is malformed or cut short still yields a trace: its outcome says what happened
+//! (the limit that stopped the run, or `crashed` with a clear message).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use replayground_shared::trace::{Binding, FrameId, Shape, TRACE_FORMAT_VERSION};
+use replayground_shared::{Event, EventKind, Frame, Limit, Outcome, Trace, Value, ValueId};
+use serde::Deserialize;
+
+use crate::sandbox::{Job, RunLimits, RunReport, Sandbox, SandboxError, Termination};
+
+/// The tracer, run as `python3 -s -c TRACER_SOURCE`.
+pub const TRACER_SOURCE: &str = include_str!("tracer.py");
+
+/// Where Debian's interpreter lives (a pyenv or venv python may be unreadable by the sandbox uid).
+pub const DEFAULT_PYTHON: &str = "/usr/bin/python3";
+
+/// A trace plus what the sandbox reported about the run.
+#[derive(Debug, Clone)]
+pub struct TraceRun {
+    pub trace: Trace,
+    pub report: RunReport,
+}
+
+/// Traces Python programs in a sandbox.
+#[derive(Clone)]
+pub struct Tracer {
+    sandbox: Arc<dyn Sandbox>,
+    python: PathBuf,
+    limits: RunLimits,
+}
+
+impl std::fmt::Debug for Tracer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracer")
+            .field("sandbox", &self.sandbox.describe())
+            .field("python", &self.python)
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl Tracer {
+    /// `python` is the interpreter's absolute path as seen inside the sandbox.
+    pub fn new(sandbox: Arc<dyn Sandbox>, python: impl Into<PathBuf>, limits: RunLimits) -> Self {
+        Self {
+            sandbox,
+            python: python.into(),
+            limits,
+        }
+    }
+
+    /// The limits [`Tracer::trace`] uses.
+    pub fn limits(&self) -> &RunLimits {
+        &self.limits
+    }
+
+    pub fn sandbox(&self) -> &Arc<dyn Sandbox> {
+        &self.sandbox
+    }
+
+    pub fn python(&self) -> &Path {
+        &self.python
+    }
+
+    /// Traces `code` fed with `stdin`, under the tracer's limits.
+    pub async fn trace(&self, code: &str, stdin: &str) -> Result<Trace, SandboxError> {
+        Ok(self.run(code, stdin, &self.limits).await?.trace)
+    }
+
+    /// Traces `code` under `limits`, and returns the sandbox's report as well.
+    pub async fn run(&self, code: &str, stdin: &str, limits: &RunLimits) -> Result<TraceRun, SandboxError> {
+        let job = tracer_job(&self.python, code, stdin, limits);
+        let mut assembler = TraceAssembler::new();
+        let report = self.sandbox.run(job, &mut |chunk: &[u8]| assembler.feed(chunk)).await?;
+        let trace = assembler.finish(&report, limits);
+        Ok(TraceRun { trace, report })
+    }
+}
+
+/// The sandbox job that runs the tracer on `code`.
+pub fn tracer_job(python: &Path, code: &str, stdin: &str, limits: &RunLimits) -> Job {
+    let request = serde_json::json!({
+        "code": code,
+        "stdin": stdin,
+        "max_events": limits.max_events,
+        "max_output_bytes": limits.max_output_bytes,
+        "repr_chars": limits.repr_chars,
+        "max_depth": limits.max_depth,
+        "max_items": limits.max_items,
+        "recursion_limit": limits.recursion_limit,
+        "cpu_seconds": limits.cpu_time.as_secs_f64(),
+        "memory_bytes": limits.memory_bytes,
+    });
+    Job {
+        program: python.to_path_buf(),
+        // -s: no user site-packages; the tracer reads its request from stdin.
+        args: vec!["-s".into(), "-c".into(), TRACER_SOURCE.into()],
+        stdin: request.to_string().into_bytes(),
+        limits: limits.clone(),
+    }
+}
+
+#[derive(Deserialize)]
+struct FrameLine {
+    id: FrameId,
+    function: String,
+    parent: Option<FrameId>,
+    depth: u32,
+    is_generator: bool,
+    #[serde(default)]
+    called_from_library: bool,
+}
+
+#[derive(Deserialize)]
+struct ValueLine {
+    id: ValueId,
+    repr: String,
+    #[serde(rename = "type")]
+    type_name: String,
+    object_id: u64,
+    #[serde(default)]
+    shape: Shape,
+}
+
+#[derive(Deserialize)]
+struct EventLine {
+    k: EventKind,
+    f: FrameId,
+    l: u32,
+    o: u32,
+    e: u32,
+    #[serde(default)]
+    v: Option<Vec<(String, ValueId)>>,
+    #[serde(default)]
+    r: Option<ValueId>,
+    #[serde(default)]
+    i: bool,
+    #[serde(default)]
+    g: bool,
+}
+
+#[derive(Deserialize)]
+struct OutputLine {
+    fd: u8,
+    s: String,
+}
+
+#[derive(Deserialize)]
+struct EndLine {
+    outcome: Outcome,
+}
+
+/// Builds a [`Trace`] from the tracer's output, one chunk at a time.
+#[derive(Debug, Default)]
+pub struct TraceAssembler {
+    partial: Vec<u8>,
+    line_no: usize,
+    events: Vec<Event>,
+    frames: Vec<Frame>,
+    values: Vec<Value>,
+    /// Locals of each frame's latest event: an event line leaves them out when unchanged.
+    frame_locals: Vec<Vec<Binding>>,
+    stdout: String,
+    stderr: String,
+    outcome: Option<Outcome>,
+    /// The first malformed line; everything after it is ignored.
+    error: Option<String>,
+}
+
+impl TraceAssembler {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Consumes a chunk of the stream; complete lines are parsed at once.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut rest = chunk;
+        while let Some(newline) = rest.iter().position(|&b| b == b'\n') {
+            let (head, tail) = rest.split_at(newline);
+            rest = &tail[1..];
+            if self.partial.is_empty() {
+                self.line(head);
+            } else {
+                let mut line = std::mem::take(&mut self.partial);
+                line.extend_from_slice(head);
+                self.line(&line);
+            }
+            if self.error.is_some() {
+                return;
+            }
+        }
+        self.partial.extend_from_slice(rest);
+    }
+
+    fn line(&mut self, line: &[u8]) {
+        self.line_no += 1;
+        if line.is_empty() {
+            return;
+        }
+        if self.outcome.is_some() {
+            self.fail("a line follows the final one");
+            return;
+        }
+        if let Err(message) = self.parse(line) {
+            self.fail(&message);
+        }
+    }
+
+    fn fail(&mut self, message: &str) {
+        self.error = Some(format!("line {}: {message}", self.line_no));
+    }
+
+    fn parse(&mut self, line: &[u8]) -> Result<(), String> {
+        let tag = match line {
+            [b'{', b'"', b't', b'"', b':', b'"', tag, b'"', ..] => *tag,
+            _ => return Err("it does not start with a tag".to_owned()),
+        };
+        let json_error = |e: serde_json::Error| e.to_string();
+        match tag {
+            b'e' => {
+                let e: EventLine = serde_json::from_slice(line).map_err(json_error)?;
+                self.event(e)
+            }
+            b'v' => {
+                let v: ValueLine = serde_json::from_slice(line).map_err(json_error)?;
+                if v.id as usize != self.values.len() {
+                    return Err(format!("value {} arrived out of order", v.id));
+                }
+                if v.shape.children().any(|c| c as usize >= self.values.len()) {
+                    return Err(format!("value {} refers to a value not yet defined", v.id));
+                }
+                self.values.push(Value {
+                    repr: v.repr,
+                    type_name: v.type_name,
+                    object_id: v.object_id,
+                    shape: v.shape,
+                });
+                Ok(())
+            }
+            b'f' => {
+                let f: FrameLine = serde_json::from_slice(line).map_err(json_error)?;
+                if f.id as usize != self.frames.len() {
+                    return Err(format!("frame {} arrived out of order", f.id));
+                }
+                if f.parent.is_some_and(|p| p >= f.id) {
+                    return Err(format!("frame {} has a parent defined after it", f.id));
+                }
+                self.frames.push(Frame {
+                    function: f.function,
+                    parent: f.parent,
+                    depth: f.depth,
+                    is_generator: f.is_generator,
+                    called_from_library: f.called_from_library,
+                });
+                self.frame_locals.push(Vec::new());
+                Ok(())
+            }
+            b'o' => {
+                let o: OutputLine = serde_json::from_slice(line).map_err(json_error)?;
+                match o.fd {
+                    1 => self.stdout.push_str(&o.s),
+                    2 => self.stderr.push_str(&o.s),
+                    fd => return Err(format!("output for unknown fd {fd}")),
+                }
+                Ok(())
+            }
+            b'x' => {
+                let end: EndLine = serde_json::from_slice(line).map_err(json_error)?;
+                self.outcome = Some(end.outcome);
+                Ok(())
+            }
+            other => Err(format!("unknown tag {:?}", char::from(other))),
+        }
+    }
+
+    fn event(&mut self, e: EventLine) -> Result<(), String> {
+        let n_values = self.values.len();
+        let Some(last_locals) = self.frame_locals.get_mut(e.f as usize) else {
+            return Err(format!("an event refers to frame {} before it was defined", e.f));
+        };
+        if e.r.is_some_and(|r| r as usize >= n_values) {
+            return Err("an event refers to a value not yet defined".to_owned());
+        }
+        let locals = match e.v {
+            Some(pairs) => {
+                if pairs.iter().any(|&(_, v)| v as usize >= n_values) {
+                    return Err("an event's locals refer to a value not yet defined".to_owned());
+                }
+                let locals: Vec<Binding> = pairs.into_iter().map(|(name, value)| Binding { name, value }).collect();
+                last_locals.clone_from(&locals);
+                locals
+            }
+            None => last_locals.clone(),
+        };
+        self.events.push(Event {
+            kind: e.k,
+            frame: e.f,
+            line: e.l,
+            locals,
+            value: e.r,
+            stdout_len: e.o,
+            stderr_len: e.e,
+            internal: e.i,
+            generator_exit: e.g,
+        });
+        Ok(())
+    }
+
+    /// The trace, once the run is over. `report` explains a stream without a final line.
+    pub fn finish(mut self, report: &RunReport, limits: &RunLimits) -> Trace {
+        let killed = !matches!(report.termination, Termination::Exited(_));
+        if self.error.is_none() && self.outcome.is_none() && !self.partial.is_empty() && !killed {
+            // A last line without its newline from a tracer that exited by itself.
+            let line = std::mem::take(&mut self.partial);
+            self.line(&line);
+        }
+        let outcome = if let Some(error) = self.error.take() {
+            Outcome::Crashed {
+                message: format!("the tracer's output could not be read ({error})"),
+            }
+        } else if let Some(outcome) = self.outcome.take() {
+            outcome
+        } else {
+            unreported_outcome(report, limits)
+        };
+        // The stream may have been cut between an output line and the events it precedes.
+        let (out_len, err_len) = (clamp_u32(self.stdout.len()), clamp_u32(self.stderr.len()));
+        for event in &mut self.events {
+            event.stdout_len = event.stdout_len.min(out_len);
+            event.stderr_len = event.stderr_len.min(err_len);
+        }
+        let trace = Trace {
+            version: TRACE_FORMAT_VERSION,
+            events: self.events,
+            frames: self.frames,
+            values: self.values,
+            stdout: self.stdout,
+            stderr: self.stderr,
+            outcome,
+        };
+        match trace.validate() {
+            Ok(()) => trace,
+            Err(e) => {
+                let mut empty = Trace::empty(Outcome::Crashed {
+                    message: format!("the tracer produced {e}"),
+                });
+                empty.stdout = trace.stdout;
+                empty.stderr = trace.stderr;
+                empty
+            }
+        }
+    }
+}
+
+fn clamp_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The outcome of a run whose tracer never wrote its final line.
+fn unreported_outcome(report: &RunReport, limits: &RunLimits) -> Outcome {
+    match report.termination {
+        Termination::Stopped(limit) => Outcome::LimitReached {
+            limit,
+            detail: limit_detail(limit, limits),
+        },
+        Termination::Exited(code) => Outcome::Crashed {
+            message: format!(
+                "the tracer ended without reporting how the program ended (exit status {code}){}",
+                stderr_hint(&report.stderr)
+            ),
+        },
+        Termination::Signaled(signal) => Outcome::Crashed {
+            message: format!(
+                "the tracer was killed by signal {signal}{}",
+                stderr_hint(&report.stderr)
+            ),
+        },
+    }
+}
+
+fn limit_detail(limit: Limit, limits: &RunLimits) -> String {
+    match limit {
+        Limit::WallTime => format!(
+            "the program ran longer than {} of wall-clock time",
+            seconds(limits.wall_time)
+        ),
+        Limit::CpuTime => format!("the program used more than {} of CPU time", seconds(limits.cpu_time)),
+        Limit::Output => format!(
+            "the trace grew past {} MiB; the program prints or changes too much per step",
+            limits.max_stdout_bytes >> 20
+        ),
+        Limit::Memory => format!(
+            "the program ran out of memory (limit {} MiB)",
+            limits.memory_bytes >> 20
+        ),
+        Limit::Events => format!("the program ran more than {} steps", limits.max_events),
+        Limit::RecursionDepth => format!("the program nested calls more than {} deep", limits.recursion_limit),
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+fn stderr_hint(stderr: &str) -> String {
+    let stderr = stderr.trim();
+    if stderr.is_empty() {
+        return String::new();
+    }
+    let tail: String = {
+        let chars: Vec<char> = stderr.chars().collect();
+        chars[chars.len().saturating_sub(600)..].iter().collect()
+    };
+    format!(": {tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(termination: Termination) -> RunReport {
+        RunReport {
+            termination,
+            stderr: String::new(),
+            stdout_bytes: 0,
+            elapsed: Duration::ZERO,
+            uid: None,
+            stray_processes: 0,
+        }
+    }
+
+    const STREAM: &str = concat!(
+        r#"{"t":"f","id":0,"function":"<module>","parent":null,"depth":0,"is_generator":false,"called_from_library":false}"#,
+        "\n",
+        r#"{"t":"e","k":"call","f":0,"l":1,"o":0,"e":0,"v":[]}"#,
+        "\n",
+        r#"{"t":"v","id":0,"repr":"1","type":"int","object_id":7}"#,
+        "\n",
+        r#"{"t":"v","id":1,"repr":"[1]","type":"list","object_id":8,"shape":{"kind":"list","items":[0],"truncated":false}}"#,
+        "\n",
+        r#"{"t":"o","fd":1,"s":"hé\n"}"#,
+        "\n",
+        r#"{"t":"e","k":"line","f":0,"l":2,"o":4,"e":0,"v":[["x",1]]}"#,
+        "\n",
+        r#"{"t":"e","k":"line","f":0,"l":3,"o":4,"e":0}"#,
+        "\n",
+        r#"{"t":"x","outcome":{"kind":"finished"}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn assembles_a_stream_fed_in_arbitrary_chunks() {
+        for chunk in [1, 3, 7, 64, 10_000] {
+            let mut a = TraceAssembler::new();
+            for piece in STREAM.as_bytes().chunks(chunk) {
+                a.feed(piece);
+            }
+            let trace = a.finish(&report(Termination::Exited(0)), &RunLimits::default());
+            assert_eq!(trace.outcome, Outcome::Finished);
+            assert_eq!(trace.events.len(), 3);
+            assert_eq!(
+                trace.events[2].locals,
+                vec![Binding {
+                    name: "x".into(),
+                    value: 1
+                }]
+            );
+            assert_eq!(trace.stdout, "hé\n");
+            assert_eq!(
+                trace.values[1].shape,
+                Shape::List {
+                    items: vec![0],
+                    truncated: false
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_stream_cut_by_a_limit_reports_the_limit() {
+        let cut = &STREAM[..STREAM.find(r#"{"t":"e","k":"line","f":0,"l":3"#).unwrap() + 10];
+        let mut a = TraceAssembler::new();
+        a.feed(cut.as_bytes());
+        let trace = a.finish(&report(Termination::Stopped(Limit::WallTime)), &RunLimits::default());
+        assert!(
+            matches!(
+                trace.outcome,
+                Outcome::LimitReached {
+                    limit: Limit::WallTime,
+                    ..
+                }
+            ),
+            "{:?}",
+            trace.outcome
+        );
+        assert_eq!(trace.events.len(), 2);
+    }
+
+    #[test]
+    fn garbage_becomes_a_clear_crash() {
+        let mut a = TraceAssembler::new();
+        a.feed(b"{\"t\":\"e\",\"k\":\"line\",\"f\":0}\n");
+        let trace = a.finish(&report(Termination::Exited(0)), &RunLimits::default());
+        let Outcome::Crashed { message } = trace.outcome else {
+            panic!("{:?}", trace.outcome)
+        };
+        assert!(message.contains("line 1"), "{message}");
+
+        let mut a = TraceAssembler::new();
+        a.feed(b"Traceback (most recent call last):\n");
+        let trace = a.finish(&report(Termination::Exited(1)), &RunLimits::default());
+        assert!(matches!(trace.outcome, Outcome::Crashed { .. }));
+    }
+
+    #[test]
+    fn a_silent_exit_says_what_stderr_said() {
+        let mut r = report(Termination::Exited(1));
+        r.stderr = "bwrap: execvp /nope: No such file or directory\n".into();
+        let trace = TraceAssembler::new().finish(&r, &RunLimits::default());
+        let Outcome::Crashed { message } = trace.outcome else {
+            panic!()
+        };
+        assert!(message.contains("No such file"), "{message}");
+    }
+}
