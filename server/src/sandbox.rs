@@ -104,7 +104,8 @@ impl RunLimits {
 /// One program to run.
 #[derive(Debug, Clone)]
 pub struct Job {
-    /// Absolute path of the program (inside the sandbox the host's root is visible read-only).
+    /// Absolute path of the program (inside the sandbox `/usr` and the program's own
+    /// prefix are visible read-only; see `Bubblewrap::root_filesystem`).
     pub program: PathBuf,
     pub args: Vec<OsString>,
     /// Written to the program's standard input, which is then closed.
@@ -317,9 +318,6 @@ impl Bubblewrap {
             "0",
             "--cap-drop",
             "ALL",
-            "--ro-bind",
-            "/",
-            "/",
             "--dev",
             "/dev",
             "--proc",
@@ -329,15 +327,78 @@ impl Bubblewrap {
         .into_iter()
         .map(OsString::from)
         .collect();
+        // `--size` must come right before the `--tmpfs` it sizes.
+        let size = args.pop().expect("the list ends with --size");
+        args.extend(Self::root_filesystem(&job.program));
+        args.push(size);
         args.push(job.limits.tmp_bytes.to_string().into());
         // --as-pid-1: the program itself is pid 1 of its namespace, so the bwrap we spawned
         // is its parent and reaps it. With bwrap's own init in between, that init outlives
         // the bwrap we wait for and is left to the host's pid 1, which may never reap it (a
         // container without an init): its zombies would count against the uid's
         // RLIMIT_NPROC until no job can fork. The namespace still dies with its pid 1.
-        args.extend(["--tmpfs", "/tmp", "--chdir", "/tmp", "--as-pid-1", "--"].map(OsString::from));
+        // The sandbox's own root is a tmpfs bwrap builds; make it read-only too, so that
+        // only the private /tmp is writable.
+        args.extend(
+            [
+                "--tmpfs",
+                "/tmp",
+                "--remount-ro",
+                "/",
+                "--chdir",
+                "/tmp",
+                "--as-pid-1",
+                "--",
+            ]
+            .map(OsString::from),
+        );
         args.push(job.program.clone().into_os_string());
         args.extend(job.args.iter().cloned());
+        args
+    }
+
+    /// The read-only view of the host the program gets: the system's programs and
+    /// libraries (`/usr` and the merged-usr links), the few files of `/etc` that the
+    /// dynamic linker and Python read, and the interpreter's own prefix when it lives
+    /// elsewhere. Nothing else of the host (home folders, the server's data, other
+    /// projects) is visible.
+    fn root_filesystem(program: &Path) -> Vec<OsString> {
+        let mut args: Vec<OsString> = ["--ro-bind", "/usr", "/usr"].map(OsString::from).into();
+        for top in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
+            let path = Path::new(top);
+            if let Ok(target) = std::fs::read_link(path) {
+                args.extend([OsString::from("--symlink"), target.into_os_string(), path.into()]);
+            } else if path.is_dir() {
+                args.extend(["--ro-bind", top, top].map(OsString::from));
+            }
+        }
+        let etc = [
+            "/etc/ld.so.cache",
+            "/etc/ld.so.conf",
+            "/etc/ld.so.conf.d",
+            "/etc/localtime",
+            "/etc/alternatives",
+        ];
+        for file in etc {
+            args.extend(["--ro-bind-try", file, file].map(OsString::from));
+        }
+        if let Ok(entries) = std::fs::read_dir("/etc") {
+            // Debian's Python reads its site customisation from /etc/python3.X.
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().starts_with("python3") {
+                    let path = entry.path().into_os_string();
+                    args.extend([OsString::from("--ro-bind-try"), path.clone(), path]);
+                }
+            }
+        }
+        let program = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+        if !program.starts_with("/usr") {
+            // An interpreter installed elsewhere (/opt/python/bin/python3): its prefix.
+            if let Some(prefix) = program.parent().and_then(Path::parent).filter(|p| p != &Path::new("/")) {
+                let prefix = prefix.as_os_str().to_owned();
+                args.extend([OsString::from("--ro-bind"), prefix.clone(), prefix]);
+            }
+        }
         args
     }
 

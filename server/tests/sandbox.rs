@@ -209,6 +209,25 @@ async fn only_the_private_tmp_is_writable() {
 }
 
 #[tokio::test]
+async fn host_files_outside_the_system_folders_are_invisible() {
+    let Some(bwrap) = bubblewrap() else { return };
+    let _serial = SERIAL.lock().await;
+    // This very source tree, host accounts and the server's home are all off limits;
+    // the interpreter's own library is there (the program imports from it).
+    let here = env!("CARGO_MANIFEST_DIR");
+    let code = format!(
+        "import os, json\nfor path in [{here:?}, '/etc/passwd', '/root', '/home', '/var']:\n    print(path, os.path.exists(path))\nprint('json', json.dumps([1]))\n"
+    );
+    let run = contained(&bwrap, &code, &quick_limits()).await;
+    let lines: Vec<&str> = run.trace.stdout.lines().collect();
+    assert_eq!(lines.len(), 6, "{lines:?} {:?}", run.trace.outcome);
+    for line in &lines[..5] {
+        assert!(line.ends_with(" False"), "visible inside the sandbox: {line}");
+    }
+    assert_eq!(lines[5], "json [1]");
+}
+
+#[tokio::test]
 async fn the_servers_environment_is_invisible() {
     let Some(bwrap) = bubblewrap() else { return };
     let _serial = SERIAL.lock().await;
