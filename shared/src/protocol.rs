@@ -3,6 +3,14 @@
 //! HTTP bodies and WebSocket messages are JSON. WebSocket messages are internally
 //! tagged (`"type"`), every message carries a sequence number (`seq`), and the first
 //! client message must be a [`ClientMessage::Hello`] naming [`PROTOCOL_VERSION`].
+//!
+//! Sequence numbers: the client numbers its messages with strictly increasing `seq`
+//! values of its choosing; a job (a `trace` message) is named by its message's `seq`
+//! (`job` in the answers). The server numbers its own messages 1, 2, 3, ... in the
+//! order they are sent, and names the client message it answers in `reply_to` or `job`.
+//!
+//! A job's answer is `trace_start`, then `trace_chunk`s, then exactly one of
+//! `trace_end`, `cancelled` or `error` (with `job` set).
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +66,49 @@ impl TraceRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiError {
     pub error: String,
+}
+
+/// What kind of failure a WebSocket [`ServerMessage::Error`] reports, for clients that
+/// react differently (retry when busy, give up on a bad request).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The message could not be read (not JSON, unknown type or field, wrong types).
+    BadMessage,
+    /// The handshake failed: no `hello` first, or an unsupported protocol version.
+    Handshake,
+    /// A program, input or message is over a size limit.
+    TooLarge,
+    /// Every sandbox job slot and the wait queue are full; retry after `retry_after_s`.
+    Busy,
+    /// This client sent too many jobs too quickly; retry after `retry_after_s`.
+    RateLimited,
+    /// The program ran, but its trace could not be produced (the tracer crashed).
+    CannotTrace,
+    /// The sandbox is not usable on the server.
+    NoSandbox,
+    /// `cancel` named a job that is not running.
+    UnknownJob,
+    /// The server is shutting down and takes no new jobs.
+    ShuttingDown,
+    /// Anything else.
+    #[default]
+    Internal,
+}
+
+/// Limits of a WebSocket session, announced in [`ServerMessage::Welcome`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionLimits {
+    /// Largest client message, in bytes.
+    pub max_message_bytes: u64,
+    /// The session is closed after this many seconds without a message or a running job.
+    pub idle_timeout_s: u64,
+    /// The session is closed this many seconds after it opened.
+    pub session_timeout_s: u64,
+    /// Jobs that may run at once in this session.
+    pub max_jobs: u32,
+    /// Most events in one `trace_chunk`.
+    pub events_per_chunk: u32,
 }
 
 /// What a share link holds.
@@ -143,12 +194,11 @@ pub enum ServerMessage {
         seq: u64,
         protocol: u32,
         server: String,
+        #[serde(default)]
+        limits: SessionLimits,
     },
     /// A trace starts: its frames are complete once `trace_end` arrives.
-    TraceStart {
-        seq: u64,
-        job: u64,
-    },
+    TraceStart { seq: u64, job: u64 },
     /// The next events of the trace, in order, with the values they introduce.
     TraceChunk {
         seq: u64,
@@ -166,20 +216,67 @@ pub enum ServerMessage {
         outcome: Outcome,
     },
     /// A job was cancelled at the client's request.
-    Cancelled {
-        seq: u64,
-        job: u64,
-    },
+    Cancelled { seq: u64, job: u64 },
+    /// The answer to the client's `ping` number `reply_to`.
     Pong {
         seq: u64,
+        #[serde(default)]
+        reply_to: u64,
     },
-    /// Something went wrong; `job` names the job when it concerns one.
+    /// Something went wrong; `job` names the job when it concerns one (and ends it),
+    /// `reply_to` the client message it answers when that message could be read.
     Error {
         seq: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         job: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_to: Option<u64>,
+        #[serde(default)]
+        code: ErrorCode,
         message: String,
+        /// For `busy` and `rate_limited`: seconds to wait before trying again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_s: Option<u64>,
     },
+}
+
+impl ServerMessage {
+    pub fn seq(&self) -> u64 {
+        match self {
+            Self::Welcome { seq, .. }
+            | Self::TraceStart { seq, .. }
+            | Self::TraceChunk { seq, .. }
+            | Self::TraceEnd { seq, .. }
+            | Self::Cancelled { seq, .. }
+            | Self::Pong { seq, .. }
+            | Self::Error { seq, .. } => *seq,
+        }
+    }
+
+    /// Numbers the message; the server does it as the message is sent.
+    pub fn set_seq(&mut self, n: u64) {
+        match self {
+            Self::Welcome { seq, .. }
+            | Self::TraceStart { seq, .. }
+            | Self::TraceChunk { seq, .. }
+            | Self::TraceEnd { seq, .. }
+            | Self::Cancelled { seq, .. }
+            | Self::Pong { seq, .. }
+            | Self::Error { seq, .. } => *seq = n,
+        }
+    }
+
+    /// The job this message belongs to, if any.
+    pub fn job(&self) -> Option<u64> {
+        match self {
+            Self::TraceStart { job, .. }
+            | Self::TraceChunk { job, .. }
+            | Self::TraceEnd { job, .. }
+            | Self::Cancelled { job, .. } => Some(*job),
+            Self::Error { job, .. } => *job,
+            Self::Welcome { .. } | Self::Pong { .. } => None,
+        }
+    }
 }
 
 /// Reassembles a trace from `trace_*` messages.
@@ -215,13 +312,35 @@ impl TraceAssembler {
     }
 }
 
+/// The contents of one `trace_chunk`: new frames, new values, then events.
+pub type ChunkContents = (Vec<Frame>, Vec<Value>, Vec<Event>);
+
+/// How much of a trace has been sent: the first `frames`, `values` and `events`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TraceProgress {
+    pub frames: usize,
+    pub values: usize,
+    pub events: usize,
+}
+
 /// Splits a trace into chunk contents of at most `events_per_chunk` events, each
 /// carrying the frames and values first needed by its events.
-pub fn chunk_trace(trace: &Trace, events_per_chunk: usize) -> Vec<(Vec<Frame>, Vec<Value>, Vec<Event>)> {
+pub fn chunk_trace(trace: &Trace, events_per_chunk: usize) -> Vec<ChunkContents> {
+    let mut out = chunk_trace_from(trace, TraceProgress::default(), events_per_chunk);
+    if out.is_empty() {
+        out.push((Vec::new(), Vec::new(), Vec::new()));
+    }
+    out
+}
+
+/// Like [`chunk_trace`], for the part of `trace` after `sent` (a prefix already sent,
+/// e.g. while the program ran). Empty when nothing is left.
+pub fn chunk_trace_from(trace: &Trace, sent: TraceProgress, events_per_chunk: usize) -> Vec<ChunkContents> {
     let per = events_per_chunk.max(1);
     let mut out = Vec::new();
-    let (mut frames_sent, mut values_sent) = (0usize, 0usize);
-    for events in trace.events.chunks(per) {
+    let (mut frames_sent, mut values_sent) = (sent.frames.min(trace.frames.len()), sent.values.min(trace.values.len()));
+    let events = trace.events.get(sent.events..).unwrap_or_default();
+    for events in events.chunks(per) {
         let mut max_frame = frames_sent;
         let mut max_value = values_sent;
         for e in events {
@@ -231,7 +350,6 @@ pub fn chunk_trace(trace: &Trace, events_per_chunk: usize) -> Vec<(Vec<Frame>, V
             }
         }
         // Values refer only to values interned before them, so a prefix suffices.
-        let max_value = max_value.max(values_sent);
         let max_value = closure_end(trace, values_sent, max_value);
         out.push((
             trace.frames[frames_sent..max_frame].to_vec(),
@@ -241,7 +359,7 @@ pub fn chunk_trace(trace: &Trace, events_per_chunk: usize) -> Vec<(Vec<Frame>, V
         frames_sent = max_frame;
         values_sent = max_value;
     }
-    if out.is_empty() || frames_sent < trace.frames.len() || values_sent < trace.values.len() {
+    if frames_sent < trace.frames.len() || values_sent < trace.values.len() {
         out.push((
             trace.frames[frames_sent..].to_vec(),
             trace.values[values_sent..].to_vec(),
@@ -347,5 +465,63 @@ mod tests {
         let back = asm.finish(String::new(), String::new(), Outcome::Finished);
         assert_eq!(back, t);
         back.validate().unwrap();
+
+        // A prefix sent live, the rest after the run: the same trace again.
+        for split in [0, 1, 9, 24, 25] {
+            let mut asm = TraceAssembler::default();
+            let head = Trace {
+                events: t.events[..split].to_vec(),
+                ..t.clone()
+            };
+            let needed = chunk_trace(&head, 1000);
+            let mut sent = TraceProgress::default();
+            for (frames, values, events) in needed {
+                sent.frames += frames.len();
+                sent.values += values.len();
+                sent.events += events.len();
+                asm.push(frames, values, events);
+            }
+            for (frames, values, events) in chunk_trace_from(&t, sent, 4) {
+                assert!(events.len() <= 4);
+                asm.push(frames, values, events);
+            }
+            assert_eq!(
+                asm.finish(String::new(), String::new(), Outcome::Finished),
+                t,
+                "split {split}"
+            );
+        }
+        let all = TraceProgress {
+            frames: t.frames.len(),
+            values: t.values.len(),
+            events: t.events.len(),
+        };
+        assert!(chunk_trace_from(&t, all, 4).is_empty());
+    }
+
+    #[test]
+    fn server_messages_are_numbered_and_name_their_job() {
+        let mut m = ServerMessage::Error {
+            seq: 0,
+            job: Some(7),
+            reply_to: None,
+            code: ErrorCode::Busy,
+            message: "The server is busy.".into(),
+            retry_after_s: Some(2),
+        };
+        m.set_seq(42);
+        assert_eq!((m.seq(), m.job()), (42, Some(7)));
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["type"], "error");
+        assert_eq!(json["code"], "busy");
+        // Older servers' errors (no code) still parse.
+        let old: ServerMessage = serde_json::from_str(r#"{"type":"error","seq":1,"message":"x"}"#).unwrap();
+        assert!(matches!(
+            old,
+            ServerMessage::Error {
+                code: ErrorCode::Internal,
+                ..
+            }
+        ));
     }
 }

@@ -445,11 +445,14 @@ impl StateTree {
             }
         }
         if let Some(r) = info.returnframe {
-            let is_gen = self.trace.frames[r as usize].is_generator;
-            if !is_gen {
+            // `returnframe` is only ever the frame of the current stop, so its return
+            // is the end of the current activation (no scan of the frame's events).
+            debug_assert_eq!(events[after].frame, r);
+            if !self.trace.frames[r as usize].is_generator {
                 consider(
-                    self.events_of_frame_after(r, after)
-                        .find(|&j| events[j].kind == EventKind::Return),
+                    self.activations[self.activation_of[after] as usize]
+                        .end
+                        .filter(|&end| end > after),
                 );
             }
         }
