@@ -1,0 +1,134 @@
+//! `cargo xtask build-frontend`: the browser app, built by trunk into `dist/`.
+
+use anyhow::{Context, Result, bail};
+
+use crate::project::{Project, run};
+use crate::setup::BINARYEN_VERSION;
+
+pub(crate) fn build(project: &Project, release: bool) -> Result<()> {
+    check_trunk_toml(project)?;
+    let mut trunk = project.command("trunk")?;
+    trunk.arg("build");
+    if release {
+        trunk.arg("--release");
+    }
+    // Offline: a tool version mismatch fails at once instead of trying a download.
+    trunk.arg("--offline").env("TRUNK_SKIP_VERSION_CHECK", "true");
+    run(&mut trunk)?;
+    report_wasm_size(project)
+}
+
+/// The wasm-bindgen version in Cargo.lock: the CLI, the test runner and Trunk.toml must
+/// all match it exactly.
+pub(crate) fn locked_wasm_bindgen_version(project: &Project) -> Result<String> {
+    let lock_path = project.root.join("Cargo.lock");
+    if !lock_path.exists() {
+        run(project.cargo()?.arg("generate-lockfile"))?;
+    }
+    let lock =
+        std::fs::read_to_string(&lock_path).with_context(|| format!("could not read {}", lock_path.display()))?;
+    let mut versions = locked_versions(&lock, "wasm-bindgen");
+    versions.dedup();
+    match versions.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!("Cargo.lock has no wasm-bindgen package; does the workspace still contain the frontend crate?"),
+        many => bail!(
+            "Cargo.lock has several wasm-bindgen versions ({}); unify them with `cargo update`",
+            many.join(", ")
+        ),
+    }
+}
+
+/// Versions of package `name` in a Cargo.lock, in file order.
+fn locked_versions(lock: &str, name: &str) -> Vec<String> {
+    let wanted = format!("name = \"{name}\"");
+    lock.split("[[package]]")
+        .filter(|block| block.lines().any(|l| l.trim() == wanted))
+        .filter_map(|block| {
+            block.lines().find_map(|l| {
+                l.trim()
+                    .strip_prefix("version = \"")?
+                    .strip_suffix('"')
+                    .map(str::to_owned)
+            })
+        })
+        .collect()
+}
+
+/// Trunk.toml pins the tool versions trunk will look for on PATH; a stale pin makes it
+/// try (and, offline, fail) to download another one.
+fn check_trunk_toml(project: &Project) -> Result<()> {
+    let path = project.root.join("Trunk.toml");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("could not read {}", path.display()))?;
+    let locked = locked_wasm_bindgen_version(project)?;
+    let expected = [
+        ("wasm_bindgen", locked.as_str()),
+        ("wasm_opt", &format!("version_{BINARYEN_VERSION}")),
+    ];
+    for (key, want) in expected {
+        let pinned = toml_string_value(&text, key);
+        if pinned.as_deref() != Some(want) {
+            bail!(
+                "Trunk.toml pins {key} = {:?}, but this build needs {want:?} (wasm-bindgen comes from Cargo.lock); \
+                 set `{key} = \"{want}\"` under [tools] and run `cargo xtask setup`",
+                pinned.unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The value of a `key = "value"` line (good enough for Trunk.toml's flat [tools] table).
+fn toml_string_value(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let (k, v) = line.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches('"').to_owned())
+    })
+}
+
+fn report_wasm_size(project: &Project) -> Result<()> {
+    let dist = project.root.join("dist");
+    let entries = std::fs::read_dir(&dist).with_context(|| format!("trunk wrote no {}", dist.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "wasm") {
+            let bytes = std::fs::metadata(&path)?.len();
+            println!(
+                "frontend: {} is {} KiB",
+                path.strip_prefix(&project.root).unwrap_or(&path).display(),
+                bytes / 1024
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCK: &str = r#"
+[[package]]
+name = "wasm-bindgen"
+version = "0.2.100"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "wasm-bindgen-backend"
+version = "0.2.100"
+"#;
+
+    #[test]
+    fn reads_the_exact_package_from_cargo_lock() {
+        assert_eq!(locked_versions(LOCK, "wasm-bindgen"), vec!["0.2.100"]);
+        assert!(locked_versions(LOCK, "trunk").is_empty());
+    }
+
+    #[test]
+    fn reads_trunk_tool_pins() {
+        let toml = "[tools]\nwasm_bindgen = \"0.2.100\"\nwasm_opt = \"version_132\"\n";
+        assert_eq!(toml_string_value(toml, "wasm_bindgen").as_deref(), Some("0.2.100"));
+        assert_eq!(toml_string_value(toml, "wasm_opt").as_deref(), Some("version_132"));
+        assert_eq!(toml_string_value(toml, "dist"), None);
+    }
+}

@@ -1,0 +1,119 @@
+//! Developer tasks for Replayground, run as `cargo xtask <task>`.
+// Printing progress for a person is what this program is for.
+#![allow(clippy::print_stdout)]
+
+mod frontend;
+mod postgres;
+mod project;
+mod setup;
+mod test;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use crate::project::{Project, run};
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    about = "Replayground developer tasks",
+    disable_version_flag = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Install the tools the build and the tests need (Debian packages, wasm target,
+    /// trunk, wasm-bindgen-cli, binaryen); skips what is already there.
+    Setup,
+    /// Build the browser app with trunk into dist/.
+    BuildFrontend {
+        /// Optimised build (cargo --release, wasm-opt -Oz), as `serve` uses.
+        #[arg(long)]
+        release: bool,
+    },
+    /// Set up, build the frontend and run the server (by default on <http://127.0.0.1:8080>).
+    Serve {
+        /// Address the server listens on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+        /// Extra arguments for `replayground serve`, after `--` (e.g. `-- --unsafe-no-sandbox`).
+        #[arg(last = true)]
+        server_args: Vec<String>,
+    },
+    /// Run every check CI runs (.ci/run): format, clippy, tests, wasm builds, browser tests.
+    Test,
+    /// Run the criterion benchmarks of the workspace.
+    Bench {
+        /// Arguments for criterion after `--` (e.g. a benchmark name filter).
+        #[arg(last = true)]
+        criterion_args: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = Project::locate().and_then(|project| match cli.task {
+        Task::Setup => setup::setup(&project),
+        Task::BuildFrontend { release } => frontend::build(&project, release),
+        Task::Serve { addr, server_args } => serve(&project, &addr, &server_args),
+        Task::Test => test::test(&project),
+        Task::Bench { criterion_args } => bench(&project, &criterion_args),
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the cause chain on one line; a Rust backtrace of xtask itself
+            // would only bury the failing command's own output.
+            if !error.is::<test::Reported>() {
+                eprintln!("error: {error:#}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(project: &Project, addr: &str, server_args: &[String]) -> Result<()> {
+    setup::setup(project)?;
+    frontend::build(project, true)?;
+    println!("serve: open http://{addr}/ once the server says it is listening");
+    run(project
+        .cargo()?
+        .args([
+            "run",
+            "--release",
+            "-p",
+            "replayground-server",
+            "--bin",
+            "replayground",
+            "--",
+        ])
+        .args(["serve", "--addr", addr, "--static-dir", "dist"])
+        .args(server_args))
+}
+
+fn bench(project: &Project, criterion_args: &[String]) -> Result<()> {
+    // `--bench '*'` builds only bench targets, not every library's test harness.
+    let mut cargo = project.cargo()?;
+    cargo.args(["bench", "--workspace", "--bench", "*"]);
+    if !criterion_args.is_empty() {
+        cargo.arg("--").args(criterion_args);
+    }
+    run(&mut cargo)?;
+    let criterion = project.root.join("target/criterion");
+    let html = criterion.join("report/index.html");
+    if html.exists() {
+        println!("bench: criterion's report is {}", html.display());
+    } else {
+        println!(
+            "bench: criterion's results are under {} (one folder per benchmark, `new/estimates.json` holds the latest run)",
+            criterion.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! `cargo xtask setup`: installs what the build and the tests need, skipping what is there.
+//!
+//! Every step probes first, so a second run only costs a few version checks.
+
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::frontend;
+use crate::project::{Project, format_duration, probe, run};
+
+/// Debian packages: clang/lld/llvm for C code built for wasm32 (tree-sitter), bubblewrap for
+/// the sandbox, chromium + chromium-driver for browser tests, python3 for the tracer,
+/// postgresql for the throwaway database the store tests also run on.
+const DEBIAN_PACKAGES: [&str; 8] = [
+    "clang",
+    "lld",
+    "llvm",
+    "bubblewrap",
+    "chromium",
+    "chromium-driver",
+    "python3",
+    "postgresql",
+];
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// trunk 0.22 needs a newer rustc than these machines have.
+pub(crate) const TRUNK_VERSION: &str = "0.21.14";
+/// Debian's binaryen (108) writes wasm that Chromium refuses to load.
+pub(crate) const BINARYEN_VERSION: &str = "132";
+
+pub(crate) fn setup(project: &Project) -> Result<()> {
+    let started = Instant::now();
+    debian_packages()?;
+    wasm_target(project)?;
+    trunk(project)?;
+    wasm_bindgen(project)?;
+    binaryen(project)?;
+    println!("setup: done in {}", format_duration(started.elapsed()));
+    Ok(())
+}
+
+fn report(what: &str, outcome: &str) {
+    println!("setup: {outcome:<16} {what}");
+}
+
+fn debian_packages() -> Result<()> {
+    let mut wanted: Vec<&str> = DEBIAN_PACKAGES.to_vec();
+    // binaryen comes from npm; a machine without Node.js gets Debian's.
+    if probe(Command::new("npm").arg("--version")).is_none() {
+        wanted.extend(["nodejs", "npm"]);
+    }
+    let missing: Vec<&str> = wanted.iter().copied().filter(|p| !dpkg_installed(p)).collect();
+    let what = format!("debian packages ({})", wanted.join(" "));
+    if missing.is_empty() {
+        report(&what, "already present");
+        return Ok(());
+    }
+    if !is_root() {
+        bail!(
+            "these Debian packages are missing: {list}. Install them as root with \
+             `apt-get update && apt-get install -y {list}`, then run `cargo xtask setup` again",
+            list = missing.join(" ")
+        );
+    }
+    println!("setup: installing Debian packages {}...", missing.join(" "));
+    run(Command::new("apt-get")
+        .arg("update")
+        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y"])
+        .args(&missing)
+        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    report(&what, &format!("installed ({})", missing.join(" ")));
+    Ok(())
+}
+
+fn dpkg_installed(package: &str) -> bool {
+    probe(Command::new("dpkg-query").args(["-W", "-f=${Status}", package]))
+        .is_some_and(|status| status == "install ok installed")
+}
+
+fn is_root() -> bool {
+    probe(Command::new("id").arg("-u")).is_some_and(|uid| uid == "0")
+}
+
+fn wasm_target(project: &Project) -> Result<()> {
+    let what = format!("rustup target {WASM_TARGET}");
+    let installed = probe(project.command("rustup")?.args(["target", "list", "--installed"]))
+        .context("`rustup target list --installed` failed; is rustup installed?")?;
+    if installed.lines().any(|t| t.trim() == WASM_TARGET) {
+        report(&what, "already present");
+        return Ok(());
+    }
+    run(project.command("rustup")?.args(["target", "add", WASM_TARGET]))?;
+    report(&what, "installed");
+    Ok(())
+}
+
+fn trunk(project: &Project) -> Result<()> {
+    let what = format!("trunk {TRUNK_VERSION}");
+    if tool_version(project, "trunk")?.is_some_and(|v| v == format!("trunk {TRUNK_VERSION}")) {
+        report(&what, "already present");
+        return Ok(());
+    }
+    println!("setup: installing {what} (about 10 minutes on 2 cores)...");
+    run(project
+        .cargo()?
+        .args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"]))?;
+    report(&what, "installed");
+    Ok(())
+}
+
+fn wasm_bindgen(project: &Project) -> Result<()> {
+    let version = frontend::locked_wasm_bindgen_version(project)?;
+    let what = format!("wasm-bindgen-cli {version}");
+    let present = tool_version(project, "wasm-bindgen")?.is_some_and(|v| v == format!("wasm-bindgen {version}"))
+        && tool_version(project, "wasm-bindgen-test-runner")?.is_some();
+    if present {
+        report(&what, "already present");
+        return Ok(());
+    }
+    println!("setup: installing {what} (about 4 minutes on 2 cores)...");
+    // Without --locked: the CLI's own lock file does not resolve against today's index.
+    run(project
+        .cargo()?
+        .args(["install", "wasm-bindgen-cli", "--version", &version]))?;
+    report(&what, "installed");
+    Ok(())
+}
+
+fn binaryen(project: &Project) -> Result<()> {
+    let what = format!("binaryen {BINARYEN_VERSION} (wasm-opt, npm, into .tools/)");
+    let wasm_opt = project.npm_bin.join("wasm-opt");
+    let found = probe(project.command(&wasm_opt)?.arg("--version"));
+    if found.is_some_and(|v| v.contains(&format!("version {BINARYEN_VERSION}"))) {
+        report(&what, "already present");
+        return Ok(());
+    }
+    let tools = project.root.join(".tools");
+    std::fs::create_dir_all(&tools).with_context(|| format!("could not create {}", tools.display()))?;
+    run(project.command("npm")?.args(["install", "--prefix"]).arg(&tools).args([
+        "--no-audit",
+        "--no-fund",
+        &format!("binaryen@{BINARYEN_VERSION}"),
+    ]))?;
+    report(&what, "installed");
+    Ok(())
+}
+
+/// The first line of `<tool> --version`, or `None` when the tool is not on the tool `PATH`.
+fn tool_version(project: &Project, tool: &str) -> Result<Option<String>> {
+    Ok(probe(project.command(tool)?.arg("--version")).and_then(|out| out.lines().next().map(str::to_owned)))
+}

@@ -1,0 +1,139 @@
+//! `cargo xtask test`: every check CI runs, in order, stopping at the first failure.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::project::{Project, format_duration, run};
+use crate::{frontend, postgres, setup};
+
+const WASM: &str = "wasm32-unknown-unknown";
+
+type Check = fn(&Project) -> Result<()>;
+
+/// A failure `test` has already explained, so `main` only sets the exit status.
+#[derive(Debug)]
+pub(crate) struct Reported;
+
+impl std::fmt::Display for Reported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a check failed (see above)")
+    }
+}
+
+impl std::error::Error for Reported {}
+
+/// Cheap checks first, so a formatting slip fails in seconds rather than after the builds.
+const CHECKS: [(&str, Check); 8] = [
+    ("setup", setup::setup),
+    ("fmt", fmt),
+    ("clippy", clippy),
+    ("clippy (wasm)", clippy_wasm),
+    ("test", cargo_test),
+    ("check shared (wasm)", check_shared_wasm),
+    ("build frontend", build_frontend),
+    ("browser tests", browser_tests),
+];
+
+pub(crate) fn test(project: &Project) -> Result<()> {
+    let started = Instant::now();
+    let mut timings: Vec<(&str, Duration)> = Vec::new();
+    for (i, (name, check)) in CHECKS.iter().enumerate() {
+        println!("\n==> [{}/{}] {name}", i + 1, CHECKS.len());
+        let step_started = Instant::now();
+        let result = check(project);
+        let took = step_started.elapsed();
+        timings.push((name, took));
+        match result {
+            Ok(()) => println!("<== {name}: ok in {}", format_duration(took)),
+            Err(error) => {
+                println!("<== {name}: FAILED after {}: {error:#}", format_duration(took));
+                println!(
+                    "\nxtask test: FAILED at {name} ({}) | {}",
+                    format_duration(started.elapsed()),
+                    summary(&timings)
+                );
+                return Err(Reported.into());
+            }
+        }
+    }
+    println!(
+        "\nxtask test: all {} steps ok ({}) | {}",
+        timings.len(),
+        format_duration(started.elapsed()),
+        summary(&timings)
+    );
+    Ok(())
+}
+
+fn summary(timings: &[(&str, Duration)]) -> String {
+    timings
+        .iter()
+        .map(|(name, took)| format!("{name} {}", format_duration(*took)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn fmt(project: &Project) -> Result<()> {
+    run(project.cargo()?.args(["fmt", "--all", "--", "--check"]))
+}
+
+fn clippy(project: &Project) -> Result<()> {
+    run(project
+        .cargo()?
+        .args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))
+}
+
+fn clippy_wasm(project: &Project) -> Result<()> {
+    run(project.cargo()?.args([
+        "clippy",
+        "-p",
+        "replayground-frontend",
+        "--target",
+        WASM,
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+}
+
+/// All Rust tests; the store and API tests also run on a throwaway Postgres when one
+/// can be started (otherwise the reason is printed and they use SQLite only).
+fn cargo_test(project: &Project) -> Result<()> {
+    let mut cmd = project.cargo()?;
+    cmd.args(["test", "--workspace"]);
+    let cluster = match postgres::Cluster::start() {
+        Ok(cluster) => {
+            println!("postgres: throwaway cluster at {}", cluster.url);
+            cmd.env(postgres::URL_VARIABLE, &cluster.url);
+            Some(cluster)
+        }
+        Err(why) => {
+            println!("postgres: not tested: {why:#}");
+            None
+        }
+    };
+    let result = run(&mut cmd);
+    drop(cluster);
+    result
+}
+
+fn check_shared_wasm(project: &Project) -> Result<()> {
+    run(project
+        .cargo()?
+        .args(["check", "-p", "replayground-shared", "--target", WASM]))
+}
+
+fn build_frontend(project: &Project) -> Result<()> {
+    frontend::build(project, true)
+}
+
+/// The frontend's wasm-bindgen-test tests, headless in Debian's Chromium.
+fn browser_tests(project: &Project) -> Result<()> {
+    run(project
+        .cargo()?
+        .args(["test", "-p", "replayground-frontend", "--target", WASM, "--test", "*"])
+        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", "wasm-bindgen-test-runner")
+        .env("CHROMEDRIVER", "/usr/bin/chromedriver"))
+}
