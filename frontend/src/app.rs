@@ -1,13 +1,22 @@
-//! The page: the program editor on one side, the run being stepped through on the other.
+//! The page: the program editor on one side, the run being stepped through on the other,
+//! the examples, share links, themes and presentation mode around them.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use leptos::ev;
+use leptos::html::Textarea;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use replayground_shared::share::{self, PlaygroundView};
+use replayground_shared::{Action, Stop};
 
 use crate::api;
-use crate::debugger::{DebuggerPanel, Session};
+use crate::debugger::{DebuggerPanel, Presenting, Session, is_typing_target, timeline_position};
+use crate::editor::{CodeEditor, Outline, ProblemList};
+use crate::examples::{EXAMPLES, Example};
+use crate::sharing::{self, LinkTarget};
+use crate::syntax::Analysis;
 
 /// The program the editor starts with: a call, a loop, output and input, in a few lines.
 pub const EXAMPLE_PROGRAM: &str = r#"def fib(n):
@@ -29,113 +38,457 @@ print(f"Bye {name}, the total is {total}")
 /// Standard input for [`EXAMPLE_PROGRAM`].
 pub const EXAMPLE_STDIN: &str = "Ada\n";
 
-#[component]
-pub fn App() -> impl IntoView {
-    let code = RwSignal::new(EXAMPLE_PROGRAM.to_owned());
-    let stdin = RwSignal::new(EXAMPLE_STDIN.to_owned());
-    let session = RwSignal::new(None::<Arc<Session>>);
-    let error = RwSignal::new(None::<String>);
-    let running = RwSignal::new(false);
-    // Kept across runs: editing and re-running should not lose them.
-    let breakpoints = RwSignal::new(BTreeSet::<u32>::new());
+/// Where the chosen theme is remembered.
+const THEME_KEY: &str = "replayground-theme";
 
-    let run = move || {
-        if running.get_untracked() {
+fn local_storage() -> Option<web_sys::Storage> {
+    window().local_storage().ok().flatten()
+}
+
+/// The page's state that a share link captures and a run needs.
+#[derive(Debug, Clone, Copy)]
+struct Playground {
+    code: RwSignal<String>,
+    stdin: RwSignal<String>,
+    breakpoints: RwSignal<BTreeSet<u32>>,
+    session: RwSignal<Option<Arc<Session>>>,
+    stop: RwSignal<Stop>,
+    error: RwSignal<Option<String>>,
+    running: RwSignal<bool>,
+}
+
+impl Playground {
+    /// Runs the current code; once traced, goes to event `step` if given.
+    fn run(self, step: Option<u32>) {
+        if self.running.get_untracked() {
             return;
         }
-        running.set(true);
-        error.set(None);
-        let (code_now, stdin_now) = (code.get_untracked(), stdin.get_untracked());
+        self.running.set(true);
+        self.error.set(None);
+        let (code, stdin) = (self.code.get_untracked(), self.stdin.get_untracked());
         spawn_local(async move {
-            match api::run_program(&code_now, &stdin_now).await {
-                Ok(tree) => session.set(Some(Arc::new(Session { code: code_now, tree }))),
+            match api::run_program(&code, &stdin).await {
+                Ok(tree) => {
+                    let mut stop = tree.initial_stop();
+                    if let Some(step) = step {
+                        let mut breakpoints = self.breakpoints.get_untracked();
+                        stop = tree.step(stop, Action::Jump(step), &mut breakpoints);
+                    }
+                    self.stop.set(stop);
+                    self.session.set(Some(Arc::new(Session { code, tree })));
+                }
                 Err(e) => {
-                    session.set(None);
-                    error.set(Some(e.to_string()));
+                    self.session.set(None);
+                    self.error.set(Some(e.to_string()));
                 }
             }
-            running.set(false);
+            self.running.set(false);
+        });
+    }
+
+    /// What a share link of the page now holds.
+    fn view(self) -> PlaygroundView {
+        let code = self.code.get_untracked();
+        let step = self.session.with_untracked(|s| {
+            s.as_ref()
+                .filter(|s| s.code == code)
+                .map(|s| timeline_position(&s.tree, self.stop.get_untracked()) as u32)
+        });
+        PlaygroundView {
+            stdin: self.stdin.get_untracked(),
+            breakpoints: self.breakpoints.get_untracked().into_iter().collect(),
+            step,
+            code,
+        }
+    }
+
+    /// Shows a shared view; a view with a step is run and opened at that step.
+    fn restore(self, view: PlaygroundView) {
+        self.session.set(None);
+        self.code.set(view.code);
+        self.stdin.set(view.stdin);
+        self.breakpoints.set(view.breakpoints.into_iter().collect());
+        if let Some(step) = view.step {
+            self.run(Some(step));
+        }
+    }
+
+    fn load_example(self, example: &Example) {
+        self.session.set(None);
+        self.error.set(None);
+        self.breakpoints.set(BTreeSet::new());
+        self.code.set(example.code.to_owned());
+        self.stdin.set(example.stdin.to_owned());
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let page = Playground {
+        code: RwSignal::new(EXAMPLE_PROGRAM.to_owned()),
+        stdin: RwSignal::new(EXAMPLE_STDIN.to_owned()),
+        breakpoints: RwSignal::new(BTreeSet::new()),
+        session: RwSignal::new(None),
+        stop: RwSignal::new(Stop::End),
+        error: RwSignal::new(None),
+        running: RwSignal::new(false),
+    };
+    let Playground {
+        code,
+        stdin,
+        breakpoints,
+        session,
+        stop,
+        error,
+        running,
+    } = page;
+    let analysis = RwSignal::new(Analysis::default());
+    let textarea = NodeRef::<Textarea>::new();
+    let link_error = RwSignal::new(None::<String>);
+    let share_link = RwSignal::new(None::<String>);
+    let short_link = RwSignal::new(None::<Result<String, String>>);
+    let copied = RwSignal::new(None::<String>);
+    let presenting = RwSignal::new(false);
+    provide_context(Presenting(presenting));
+    let theme = RwSignal::new(
+        local_storage()
+            .and_then(|s| s.get_item(THEME_KEY).ok().flatten())
+            .unwrap_or_default(),
+    );
+
+    // Open what the address asks for: a fragment view or a short link.
+    let location = window().location();
+    match sharing::link_target(
+        &location.pathname().unwrap_or_default(),
+        &location.hash().unwrap_or_default(),
+    ) {
+        LinkTarget::Fragment(fragment) => match sharing::decode_fragment(&fragment) {
+            Ok(view) => page.restore(view),
+            Err(message) => link_error.set(Some(message)),
+        },
+        LinkTarget::Short(id) => spawn_local(async move {
+            match sharing::load_short_link(&id).await {
+                Ok(view) => page.restore(view),
+                Err(message) => link_error.set(Some(message)),
+            }
+        }),
+        LinkTarget::None => {}
+    }
+
+    Effect::new(move |_| {
+        let theme = theme.get();
+        if let Some(root) = document().document_element() {
+            let _ = if theme.is_empty() {
+                root.remove_attribute("data-theme")
+            } else {
+                root.set_attribute("data-theme", &theme)
+            };
+        }
+    });
+    let toggle_theme = move || {
+        let dark_now = match theme.get_untracked().as_str() {
+            "dark" => true,
+            "light" => false,
+            _ => window()
+                .match_media("(prefers-color-scheme: dark)")
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.matches()),
+        };
+        let next = if dark_now { "light" } else { "dark" };
+        if let Some(storage) = local_storage() {
+            let _ = storage.set_item(THEME_KEY, next);
+        }
+        theme.set(next.to_owned());
+    };
+    let toggle_presenting = move || {
+        presenting.update(|p| *p = !*p);
+        if presenting.get_untracked()
+            && let Some(active) = document().active_element()
+            && let Ok(element) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(active)
+        {
+            // Keys step the debugger, not type into the editor.
+            let _ = element.blur();
+        }
+    };
+    let page_keys = window_event_listener(ev::keydown, move |ev| {
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || is_typing_target(ev.target()) {
+            return;
+        }
+        match ev.key().as_str() {
+            "p" => {
+                ev.prevent_default();
+                toggle_presenting();
+            }
+            "Escape" if presenting.get_untracked() => presenting.set(false),
+            _ => {}
+        }
+    });
+    on_cleanup(move || page_keys.remove());
+
+    let share = move || {
+        let view = page.view();
+        let fragment = share::encode(&view);
+        let origin = window().location().origin().unwrap_or_default();
+        if let Ok(history) = window().history() {
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("/#{fragment}")));
+        }
+        link_error.set(None);
+        short_link.set(None);
+        copied.set(None);
+        share_link.set(Some(sharing::fragment_link(&origin, &view)));
+    };
+    let make_short = move || {
+        let view = page.view();
+        let origin = window().location().origin().unwrap_or_default();
+        spawn_local(async move {
+            short_link.set(Some(sharing::create_short_link(&origin, &view).await));
+        });
+    };
+    let copy = move |text: String| {
+        let promise = window().navigator().clipboard().write_text(&text);
+        spawn_local(async move {
+            let message = match wasm_bindgen_futures::JsFuture::from(promise).await {
+                Ok(_) => "Copied to the clipboard.".to_owned(),
+                Err(_) => "The browser did not allow copying: select the link and press Ctrl+C.".to_owned(),
+            };
+            copied.set(Some(message));
         });
     };
 
+    // The debugger's line, shown in the editor while the code is the code that ran.
+    let current_line = Signal::derive(move || {
+        session.with(|s| {
+            let s = s.as_ref()?;
+            if code.with(|c| *c != s.code) {
+                return None;
+            }
+            stop.get().event().map(|i| s.tree.trace().events[i].line)
+        })
+    });
+    let stale = move || session.with(|s| s.as_ref().is_some_and(|s| code.with(|c| *c != s.code)));
+    let readonly = Signal::derive(move || presenting.get());
+
     view! {
-        <header class="site-header">
-            <h1>"Replayground"</h1>
-            <p class="tagline">"See what a Python program does, one step at a time."</p>
-        </header>
-        <main class="layout">
-            <section class="pane editor-pane" aria-labelledby="program-heading">
-                <h2 id="program-heading">"Program"</h2>
-                <label for="editor">"Python code"</label>
-                <textarea
-                    id="editor"
-                    class="editor"
-                    data-testid="editor"
-                    rows="18"
-                    spellcheck="false"
-                    autocomplete="off"
-                    autocapitalize="off"
-                    prop:value=move || code.get()
-                    on:input=move |ev| code.set(event_target_value(&ev))
-                    on:keydown=move |ev| {
-                        if (ev.ctrl_key() || ev.meta_key()) && ev.key() == "Enter" {
-                            ev.prevent_default();
-                            run();
+        <div class="app" class:presenting=move || presenting.get()>
+            <header class="site-header">
+                <div class="brand">
+                    <h1>"Replayground"</h1>
+                    <p class="tagline">"See what a Python program does, one step at a time — forwards and backwards."</p>
+                </div>
+                <div class="toolbar" role="toolbar" aria-label="Page">
+                    <label class="visually-hidden" for="examples">"Load an example"</label>
+                    <select
+                        id="examples"
+                        data-testid="examples"
+                        on:change=move |ev| {
+                            let id = event_target_value(&ev);
+                            if let Some(example) = crate::examples::find(&id) {
+                                page.load_example(example);
+                            }
                         }
-                    }
-                ></textarea>
-                <label for="stdin">"Standard input"</label>
-                <textarea
-                    id="stdin"
-                    class="stdin"
-                    data-testid="stdin"
-                    rows="3"
-                    spellcheck="false"
-                    prop:value=move || stdin.get()
-                    on:input=move |ev| stdin.set(event_target_value(&ev))
-                ></textarea>
-                <div class="run-row">
+                    >
+                        <option value="">"Examples…"</option>
+                        {EXAMPLES
+                            .iter()
+                            .map(|e| view! { <option value=e.id title=e.summary>{e.title}</option> })
+                            .collect_view()}
+                    </select>
+                    <button type="button" data-testid="share" title="Put this view in a link" on:click=move |_| share()>
+                        "Share"
+                    </button>
                     <button
                         type="button"
-                        class="primary"
-                        data-testid="run"
-                        title="Run the program (Ctrl+Enter in the editor)"
-                        aria-keyshortcuts="Control+Enter"
-                        prop:disabled=move || running.get()
-                        on:click=move |_| run()
+                        data-testid="theme"
+                        title="Switch between the light and dark theme"
+                        on:click=move |_| toggle_theme()
                     >
-                        {move || if running.get() { "Running…" } else { "Run" }}
+                        "Theme"
                     </button>
-                    <Show when=move || running.get()>
-                        <progress aria-label="Running the program"></progress>
-                    </Show>
+                    <button
+                        type="button"
+                        data-testid="present"
+                        title="Presentation mode: large text, keys only (p, Escape to leave)"
+                        aria-keyshortcuts="p"
+                        aria-pressed=move || presenting.get().to_string()
+                        on:click=move |_| toggle_presenting()
+                    >
+                        {move || if presenting.get() { "Leave presentation" } else { "Present" }}
+                        " "
+                        <kbd aria-hidden="true">"p"</kbd>
+                    </button>
                 </div>
-                {move || {
-                    error
-                        .get()
-                        .map(|message| {
-                            view! {
-                                <p class="error" role="alert" data-testid="error">
-                                    {message}
-                                </p>
-                            }
-                        })
-                }}
-            </section>
-            <section class="pane debugger-pane" aria-labelledby="run-heading">
-                <h2 id="run-heading">"Run"</h2>
-                {move || match session.get() {
-                    Some(session) => view! { <DebuggerPanel session breakpoints /> }.into_any(),
-                    None => {
+            </header>
+            {move || {
+                link_error
+                    .get()
+                    .map(|message| {
                         view! {
-                            <p class="placeholder">
-                                "Press Run to trace the program, then step through what it did."
+                            <p class="banner error" role="alert" data-testid="link-error">
+                                {message}
                             </p>
                         }
-                            .into_any()
-                    }
-                }}
-            </section>
-        </main>
+                    })
+            }}
+            {move || {
+                share_link
+                    .get()
+                    .map(|link| {
+                        let for_copy = link.clone();
+                        view! {
+                            <section class="share-panel" data-testid="share-panel" aria-label="Share this view">
+                                <label for="share-link">"Link to this view (code, input, breakpoints, step)"</label>
+                                <div class="share-row">
+                                    <input id="share-link" data-testid="share-link" readonly prop:value=link />
+                                    <button type="button" on:click=move |_| copy(for_copy.clone())>
+                                        "Copy"
+                                    </button>
+                                    <button type="button" data-testid="make-short-link" on:click=move |_| make_short()>
+                                        "Short link"
+                                    </button>
+                                    <button type="button" aria-label="Close" on:click=move |_| share_link.set(None)>
+                                        "✕"
+                                    </button>
+                                </div>
+                                {move || {
+                                    short_link
+                                        .get()
+                                        .map(|result| match result {
+                                            Ok(url) => {
+                                                let for_copy = url.clone();
+                                                view! {
+                                                    <div class="share-row">
+                                                        <input
+                                                            data-testid="short-link"
+                                                            aria-label="Short link"
+                                                            readonly
+                                                            prop:value=url
+                                                        />
+                                                        <button
+                                                            type="button"
+                                                            data-testid="copy-short-link"
+                                                            on:click=move |_| copy(for_copy.clone())
+                                                        >
+                                                            "Copy"
+                                                        </button>
+                                                    </div>
+                                                }
+                                                    .into_any()
+                                            }
+                                            Err(message) => {
+                                                view! {
+                                                    <p class="error" role="alert">
+                                                        {message}
+                                                    </p>
+                                                }
+                                                    .into_any()
+                                            }
+                                        })
+                                }}
+                                {move || copied.get().map(|m| view! { <p class="note" role="status">{m}</p> })}
+                            </section>
+                        }
+                    })
+            }}
+            <main class="layout">
+                <section class="pane editor-pane" aria-labelledby="program-heading">
+                    <div class="pane-head">
+                        <h2 id="program-heading">"Program"</h2>
+                        <button
+                            type="button"
+                            class="primary"
+                            data-testid="run"
+                            title="Run the program (Ctrl+Enter in the editor)"
+                            aria-keyshortcuts="Control+Enter"
+                            prop:disabled=move || running.get()
+                            on:click=move |_| page.run(None)
+                        >
+                            {move || if running.get() { "Running…" } else { "Run" }}
+                        </button>
+                        <Show when=move || running.get()>
+                            <progress aria-label="Running the program"></progress>
+                        </Show>
+                    </div>
+                    <div class="editor-body">
+                        <aside class="editor-aside">
+                            <Outline analysis textarea />
+                            <ProblemList analysis textarea />
+                        </aside>
+                        <CodeEditor
+                            code
+                            breakpoints
+                            current_line
+                            analysis
+                            on_run=Callback::new(move |()| page.run(None))
+                            textarea
+                            readonly
+                        />
+                    </div>
+                    <div class="stdin-box">
+                        <label for="stdin">"Standard input"</label>
+                        <textarea
+                            id="stdin"
+                            class="stdin"
+                            data-testid="stdin"
+                            rows="2"
+                            spellcheck="false"
+                            prop:value=move || stdin.get()
+                            on:input=move |ev| stdin.set(event_target_value(&ev))
+                        ></textarea>
+                    </div>
+                    {move || {
+                        error
+                            .get()
+                            .map(|message| {
+                                view! {
+                                    <p class="error" role="alert" data-testid="error">
+                                        {message}
+                                    </p>
+                                }
+                            })
+                    }}
+                </section>
+                <section class="pane debugger-pane" aria-labelledby="run-heading">
+                    <h2 id="run-heading" class="visually-hidden">"Run"</h2>
+                    <Show when=stale>
+                        <p class="banner note" role="status" data-testid="stale">
+                            "The program changed since this run; the run below is of the old code. Press Run to trace the new one."
+                        </p>
+                    </Show>
+                    {move || match session.get() {
+                        Some(session) => view! { <DebuggerPanel session breakpoints stop /> }.into_any(),
+                        None => view! { <Gallery page /> }.into_any(),
+                    }}
+                </section>
+            </main>
+        </div>
+    }
+}
+
+/// Before the first run: how to start, and the examples as cards.
+#[component]
+fn Gallery(page: Playground) -> impl IntoView {
+    view! {
+        <div class="gallery">
+            <p class="placeholder">
+                "Press " <strong>"Run"</strong>
+                " to trace the program, then step through what it did — forwards and backwards. Or start from an example:"
+            </p>
+            <ul class="cards" data-testid="gallery">
+                {EXAMPLES
+                    .iter()
+                    .map(|example| {
+                        view! {
+                            <li>
+                                <button type="button" class="card" on:click=move |_| page.load_example(example)>
+                                    <strong>{example.title}</strong>
+                                    <span>{example.summary}</span>
+                                </button>
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        </div>
     }
 }

@@ -1,17 +1,20 @@
-//! Stepping through one run: the controls, the code with the current line, the call
-//! stack, the variables and the output at the stop.
+//! Stepping through one run: the controls (forward and reverse), the timeline, the call
+//! stack, the variables, the output and the state tree at the current stop.
 //!
-//! Every move goes through [`StateTree::step`], the same navigation the server uses.
+//! Every move goes through [`StateTree::step`], the same navigation the server uses; the
+//! editor shows the current line.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use leptos::ev;
 use leptos::prelude::*;
-use replayground_shared::{Action, StateTree, Stop};
+use replayground_shared::{Action, Limit, Outcome, StateTree, Stop};
 use wasm_bindgen::JsCast;
 
+use crate::state_tree_view::StateTreeView;
 use crate::stop_view::{StopView, function_label};
+use crate::values::{ObjectTags, changed_names, value_view};
 
 /// One traced run: the code as it was run (the editor may change since) and its state tree.
 #[derive(Debug)]
@@ -20,59 +23,122 @@ pub struct Session {
     pub tree: StateTree,
 }
 
-/// A debugger button: the action it applies and its keyboard shortcut (pdb's letters).
+/// Whether the page is in presentation mode (arrow keys step too).
+#[derive(Debug, Clone, Copy)]
+pub struct Presenting(pub RwSignal<bool>);
+
+/// A debugger button: the action it applies and its keyboard shortcut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Control {
     pub action: Action,
     pub label: &'static str,
+    /// What it does, for the tooltip and screen readers.
+    pub help: &'static str,
+    /// pdb's letter for forward actions, the capital letter (Shift) for their reverse.
     pub key: &'static str,
     pub test_id: &'static str,
 }
 
-pub const CONTROLS: [Control; 5] = [
+/// Reverse actions first (they sit left of the forward ones, like a media player).
+pub const CONTROLS: [Control; 8] = [
+    Control {
+        action: Action::ReverseContinue,
+        label: "Reverse continue",
+        help: "Back to the previous breakpoint hit, or the start",
+        key: "C",
+        test_id: "reverse-continue",
+    },
+    Control {
+        action: Action::ReverseStepReturn,
+        label: "Back out",
+        help: "Back to the call of this function",
+        key: "R",
+        test_id: "step-back-return",
+    },
+    Control {
+        action: Action::ReverseStepOver,
+        label: "Back over",
+        help: "Back to the previous line of this function",
+        key: "N",
+        test_id: "step-back-over",
+    },
     Control {
         action: Action::ReverseStepInto,
         label: "Step back",
+        help: "Back one event",
         key: "b",
         test_id: "step-back",
     },
     Control {
         action: Action::StepInto,
         label: "Step into",
+        help: "pdb step: the very next event",
         key: "s",
         test_id: "step-into",
     },
     Control {
         action: Action::StepOver,
         label: "Step over",
+        help: "pdb next: the next line of this function",
         key: "n",
         test_id: "step-over",
     },
     Control {
         action: Action::StepReturn,
-        label: "Step return",
+        label: "Step out",
+        help: "pdb return: run until this function returns",
         key: "r",
         test_id: "step-return",
     },
     Control {
         action: Action::Continue,
         label: "Continue",
+        help: "pdb continue: run to the next breakpoint or the end",
         key: "c",
         test_id: "continue",
     },
 ];
 
-/// The action bound to a key press without modifiers, if any.
+/// The action bound to a key press (Shift gives the capital letter), if any.
 pub fn action_for_key(key: &str) -> Option<Action> {
+    if key == "S" {
+        return Some(Action::ReverseStepInto);
+    }
     CONTROLS.iter().find(|c| c.key == key).map(|c| c.action)
+}
+
+/// Arrow and page keys, for presentation remotes: right/down forward, left/up back.
+pub fn action_for_presenter_key(key: &str) -> Option<Action> {
+    match key {
+        "ArrowRight" | "PageDown" => Some(Action::StepInto),
+        "ArrowDown" => Some(Action::StepOver),
+        "ArrowLeft" | "PageUp" => Some(Action::ReverseStepInto),
+        "ArrowUp" => Some(Action::ReverseStepOver),
+        _ => None,
+    }
+}
+
+/// The slider position of a stop: the event index, or one past the last for the end.
+pub fn timeline_position(tree: &StateTree, stop: Stop) -> usize {
+    stop.event().unwrap_or(tree.len())
 }
 
 // Leptos hands props over by value.
 #[allow(clippy::needless_pass_by_value)]
 #[component]
-pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>) -> impl IntoView {
+pub fn DebuggerPanel(
+    session: Arc<Session>,
+    breakpoints: RwSignal<BTreeSet<u32>>,
+    /// Where the debugger is; the app owns it (the editor and share links read it).
+    stop: RwSignal<Stop>,
+) -> impl IntoView {
     let first = session.tree.initial_stop();
-    let stop = RwSignal::new(first);
+    let len = session.tree.len();
+    // The stop before the last move, for highlighting what that move changed.
+    let previous = RwSignal::new(None::<Stop>);
+    // The activation picked in the call stack; `None` follows the innermost frame.
+    let inspected = RwSignal::new(None::<u32>);
+    let expanded = RwSignal::new(HashSet::<String>::new());
     let at_stop = {
         let session = Arc::clone(&session);
         Memo::new(move |_| StopView::at(&session.tree, stop.get()))
@@ -80,14 +146,18 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
     let act = {
         let session = Arc::clone(&session);
         Callback::new(move |action: Action| {
+            let here = stop.get_untracked();
             let mut lines = breakpoints.get_untracked();
-            let next = session.tree.step(stop.get_untracked(), action, &mut lines);
+            let next = session.tree.step(here, action, &mut lines);
             if lines != breakpoints.get_untracked() {
                 breakpoints.set(lines);
             }
+            previous.set(Some(here));
+            inspected.set(None);
             stop.set(next);
         })
     };
+    let jump = Callback::new(move |event: u32| act.run(Action::Jump(event)));
     let can_apply = move |action: Action| {
         let here = stop.get();
         if action.is_reverse() {
@@ -96,132 +166,196 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
             here != Stop::End
         }
     };
+    let presenting = use_context::<Presenting>().map(|p| p.0);
 
     let shortcuts = window_event_listener(ev::keydown, move |ev| {
-        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.shift_key() || ev.default_prevented() {
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.default_prevented() || is_typing_target(ev.target()) {
             return;
         }
-        if is_typing_target(ev.target()) {
-            return;
-        }
-        if let Some(action) = action_for_key(&ev.key()) {
+        let key = ev.key();
+        let presenter = presenting.is_some_and(|p| p.get_untracked());
+        let action = action_for_key(&key).or_else(|| presenter.then(|| action_for_presenter_key(&key)).flatten());
+        if let Some(action) = action {
             ev.prevent_default();
             act.run(action);
         }
     });
     on_cleanup(move || shortcuts.remove());
 
-    // Keep the current line in sight when stepping through a long program.
-    Effect::new(move |_| {
-        if at_stop.with(|v| v.line.is_some()) {
-            request_animation_frame(scroll_current_line_into_view);
-        }
-    });
-
-    let outcome = session.tree.trace().outcome.clone();
+    let trace = session.tree.trace();
+    let outcome = trace.outcome.clone();
     let outcome_class = if outcome_is_normal(&outcome) {
         "outcome ok"
     } else {
         "outcome problem"
     };
-    let lines: Vec<(u32, String)> = session
-        .code
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i as u32 + 1, l.to_owned()))
-        .collect();
+    let step_limit = match &outcome {
+        Outcome::LimitReached {
+            limit: Limit::Events, ..
+        } => Some(format!(
+            "Step limit reached: the run was cut after {len} events, so it ends early. Make the program do less work to see its end."
+        )),
+        _ => None,
+    };
+
+    let goto_value = RwSignal::new(String::new());
+    let goto_error = RwSignal::new(None::<String>);
+    let go_to = move || {
+        let text = goto_value.get_untracked();
+        match text.trim().parse::<usize>() {
+            Ok(n) if (1..=len).contains(&n) => {
+                goto_error.set(None);
+                jump.run(n as u32 - 1);
+            }
+            _ => goto_error.set(Some(format!("Type a step number from 1 to {len}."))),
+        }
+    };
+
+    let stack_session = Arc::clone(&session);
+    let vars_session = Arc::clone(&session);
+    let tree_session = Arc::clone(&session);
 
     view! {
         <div class="debugger">
             <p class=outcome_class data-testid="outcome">
                 {outcome.describe()}
             </p>
+            {step_limit.map(|text| view! { <p class="limit" role="status" data-testid="step-limit">{text}</p> })}
             <div class="controls" role="toolbar" aria-label="Debugger controls">
                 {CONTROLS
                     .iter()
                     .map(|control| {
-                        let Control { action, label, key, test_id } = *control;
+                        let Control { action, label, help, key, test_id } = *control;
+                        let shortcut = if key.chars().all(char::is_uppercase) {
+                            format!("Shift+{key}")
+                        } else {
+                            key.to_owned()
+                        };
+                        let class = if action.is_reverse() { "reverse" } else { "forward" };
                         view! {
                             <button
                                 type="button"
+                                class=class
                                 data-testid=test_id
-                                title=format!("{label} (key {key})")
-                                aria-keyshortcuts=key
+                                title=format!("{help} (key {shortcut})")
+                                aria-label=format!("{label} (key {shortcut})")
+                                aria-keyshortcuts=shortcut.clone()
                                 prop:disabled=move || !can_apply(action)
                                 on:click=move |_| act.run(action)
                             >
                                 {label}
                                 " "
-                                <kbd aria-hidden="true">{key}</kbd>
+                                <kbd aria-hidden="true">{shortcut.clone()}</kbd>
                             </button>
                         }
                     })
                     .collect_view()}
             </div>
+            <div class="timeline">
+                <label class="visually-hidden" for="timeline">
+                    "Timeline: every event of the run"
+                </label>
+                <input
+                    id="timeline"
+                    type="range"
+                    data-testid="timeline"
+                    min="0"
+                    max=len.to_string()
+                    prop:value=move || timeline_position(&session.tree, stop.get()).to_string()
+                    aria-valuetext=move || at_stop.with(|v| v.position.clone())
+                    on:input=move |ev| {
+                        if let Ok(n) = event_target_value(&ev).parse::<u32>() {
+                            jump.run(n);
+                        }
+                    }
+                />
+                <span class="position" data-testid="position">
+                    {move || at_stop.with(|v| v.position.clone())}
+                </span>
+                <form
+                    class="goto"
+                    on:submit=move |ev| {
+                        ev.prevent_default();
+                        go_to();
+                    }
+                >
+                    <label for="goto-step">"Go to step"</label>
+                    <input
+                        id="goto-step"
+                        type="number"
+                        data-testid="goto-step"
+                        min="1"
+                        max=len.to_string()
+                        prop:value=move || goto_value.get()
+                        on:input=move |ev| goto_value.set(event_target_value(&ev))
+                    />
+                    <button type="submit">"Go"</button>
+                </form>
+            </div>
+            {move || goto_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
             <div class="stop-status" aria-live="polite">
                 <p class="headline" data-testid="headline">
                     {move || at_stop.with(|v| v.headline.clone())}
                 </p>
-                <p class="position">
+                <p class="where">
                     "Line "
                     <span class="current-line" data-testid="current-line">
                         {move || at_stop.with(|v| v.line.map_or_else(|| "end".to_owned(), |l| l.to_string()))}
                     </span>
-                    " · "
-                    {move || at_stop.with(|v| v.position.clone())}
                 </p>
             </div>
-            <p class="hint">"Click a line number to set a breakpoint; Continue runs to the next one."</p>
-            <ol class="code-view" data-testid="code-view" aria-label="The program, with the current line marked">
-                {lines
-                    .into_iter()
-                    .map(|(n, text)| {
-                        let is_current = move || at_stop.with(|v| v.line == Some(n));
-                        let has_breakpoint = move || breakpoints.with(|b| b.contains(&n));
-                        view! {
-                            <li
-                                class="code-line"
-                                class:current=is_current
-                                class:breakpoint=has_breakpoint
-                                aria-current=move || is_current().then_some("step")
-                            >
-                                <button
-                                    type="button"
-                                    class="gutter"
-                                    aria-label=format!("Breakpoint on line {n}")
-                                    aria-pressed=move || has_breakpoint().to_string()
-                                    on:click=move |_| {
-                                        breakpoints
-                                            .update(|b| {
-                                                if !b.remove(&n) {
-                                                    b.insert(n);
-                                                }
-                                            });
-                                    }
-                                >
-                                    {n}
-                                </button>
-                                <code class="source">{if text.is_empty() { " ".to_owned() } else { text }}</code>
-                            </li>
-                        }
+            {move || {
+                at_stop
+                    .with(|v| {
+                        v.value
+                            .clone()
+                            .map(|(label, value)| {
+                                let class = if label == "Exception" { "stop-value exception" } else { "stop-value" };
+                                view! {
+                                    <p class=class data-testid="stop-value">
+                                        {label}
+                                        ": "
+                                        <code>{value}</code>
+                                    </p>
+                                }
+                            })
                     })
-                    .collect_view()}
-            </ol>
+            }}
             <div class="inspectors">
-                <section class="inspector" aria-labelledby="stack-heading">
+                <section class="inspector stack" aria-labelledby="stack-heading">
                     <h3 id="stack-heading">"Call stack"</h3>
                     <ol class="call-stack" data-testid="call-stack">
                         {move || {
+                            let picked = inspected.get();
                             at_stop
                                 .with(|v| {
+                                    let innermost = v.call_stack.last().map(|e| e.activation);
                                     v.call_stack
                                         .iter()
+                                        .rev()
                                         .map(|entry| {
+                                            let activation = entry.activation;
+                                            let selected = picked.or(innermost) == Some(activation);
+                                            let label = stack_session
+                                                .tree
+                                                .trace()
+                                                .frame(stack_session.tree.activations()[activation as usize].frame)
+                                                .function
+                                                .clone();
                                             view! {
                                                 <li>
-                                                    <code>{function_label(&entry.function)}</code>
-                                                    " line "
-                                                    {entry.line}
+                                                    <button
+                                                        type="button"
+                                                        class="frame"
+                                                        class:selected=selected
+                                                        aria-pressed=selected.to_string()
+                                                        title="Show this frame's variables"
+                                                        on:click=move |_| inspected.set(Some(activation))
+                                                    >
+                                                        <code>{function_label(&label)}</code>
+                                                        " line "
+                                                        {entry.line}
+                                                    </button>
                                                 </li>
                                             }
                                         })
@@ -233,57 +367,11 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                         <p class="empty">"No frames: the program is not running."</p>
                     </Show>
                 </section>
-                <section class="inspector" aria-labelledby="vars-heading">
-                    <h3 id="vars-heading">{move || at_stop.with(|v| v.variables_title.clone())}</h3>
+                <section class="inspector vars" aria-labelledby="vars-heading">
                     {move || {
-                        at_stop
-                            .with(|v| {
-                                v.value
-                                    .clone()
-                                    .map(|(label, value)| {
-                                        view! {
-                                            <p class="stop-value" data-testid="stop-value">
-                                                {label}
-                                                ": "
-                                                <code>{value}</code>
-                                            </p>
-                                        }
-                                    })
-                            })
+                        let session = Arc::clone(&vars_session);
+                        variables_view(&session, stop.get(), previous.get(), inspected.get(), expanded)
                     }}
-                    <table class="variables" data-testid="variables">
-                        <thead>
-                            <tr>
-                                <th scope="col">"Name"</th>
-                                <th scope="col">"Value"</th>
-                            </tr>
-                        </thead>
-                        <tbody>
-                            {move || {
-                                at_stop
-                                    .with(|v| {
-                                        v.variables
-                                            .iter()
-                                            .map(|(name, value)| {
-                                                view! {
-                                                    <tr>
-                                                        <th scope="row">
-                                                            <code>{name.clone()}</code>
-                                                        </th>
-                                                        <td>
-                                                            <code>{value.clone()}</code>
-                                                        </td>
-                                                    </tr>
-                                                }
-                                            })
-                                            .collect_view()
-                                    })
-                            }}
-                        </tbody>
-                    </table>
-                    <Show when=move || at_stop.with(|v| v.variables.is_empty())>
-                        <p class="empty">"No variables at this stop."</p>
-                    </Show>
                 </section>
                 <section class="inspector output" aria-labelledby="output-heading">
                     <h3 id="output-heading">"Output so far"</h3>
@@ -292,21 +380,117 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                         <pre class="stderr" data-testid="stderr">{move || at_stop.with(|v| v.stderr.clone())}</pre>
                     </Show>
                 </section>
+                <section class="inspector calltree" aria-labelledby="tree-heading">
+                    <h3 id="tree-heading">
+                        "Call tree "
+                        <span class="count">
+                            {format!(
+                                "{} calls, {} events",
+                                tree_session.tree.activations().len(),
+                                tree_session.tree.len(),
+                            )}
+                        </span>
+                    </h3>
+                    <StateTreeView session=Arc::clone(&tree_session) stop on_jump=jump />
+                </section>
             </div>
         </div>
     }
 }
 
+/// The variables of the inspected frame (the innermost one unless another was picked),
+/// values changed by the last move highlighted.
+fn variables_view(
+    session: &Session,
+    stop: Stop,
+    previous: Option<Stop>,
+    inspected: Option<u32>,
+    expanded: RwSignal<HashSet<String>>,
+) -> AnyView {
+    let tree = &session.tree;
+    let trace = tree.trace();
+    let Stop::Event(index) = stop else {
+        return view! {
+            <h3 id="vars-heading">"Variables"</h3>
+            <p class="empty">"The program has ended."</p>
+        }
+        .into_any();
+    };
+    let stack = crate::stop_view::call_stack(tree, index);
+    let entry = inspected
+        .and_then(|a| stack.iter().find(|e| e.activation == a))
+        .or(stack.last())
+        .cloned();
+    let Some(entry) = entry else {
+        return view! { <h3 id="vars-heading">"Variables"</h3> }.into_any();
+    };
+    let event = &trace.events[entry.event];
+    let depth = tree.activations()[entry.activation as usize].depth;
+    let title = if depth == 0 {
+        "Globals".to_owned()
+    } else {
+        format!("Locals of {}", function_label(&entry.function))
+    };
+    let bindings: Vec<_> = event
+        .locals
+        .iter()
+        .filter(|b| !b.name.starts_with("__"))
+        .cloned()
+        .collect();
+    // What changed since the previous stop, when both are in the same frame.
+    let changed = previous
+        .and_then(Stop::event)
+        .filter(|&p| trace.events[p].frame == event.frame && p != entry.event)
+        .map(|p| changed_names(trace, &bindings, &trace.events[p].locals))
+        .unwrap_or_default();
+    let tags = ObjectTags::of(trace, &bindings);
+    let frame_key = entry.activation;
+    let rows = bindings
+        .iter()
+        .map(|binding| {
+            let is_changed = changed.contains(&binding.name);
+            let value = value_view(
+                trace,
+                binding.value,
+                &tags,
+                &format!("{frame_key}/{}", binding.name),
+                expanded,
+            );
+            view! {
+                <tr class:changed=is_changed>
+                    <th scope="row">
+                        <code>{binding.name.clone()}</code>
+                        {is_changed.then(|| view! { <span class="changed-mark" title="Changed by the last step">"●"</span> })}
+                    </th>
+                    <td>{value}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let empty = bindings.is_empty();
+    view! {
+        <h3 id="vars-heading">{title}</h3>
+        <table class="variables" data-testid="variables">
+            <thead>
+                <tr>
+                    <th scope="col">"Name"</th>
+                    <th scope="col">"Value"</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+        {empty.then(|| view! { <p class="empty">"No variables at this stop."</p> })}
+    }
+    .into_any()
+}
+
 /// Finished and `sys.exit(0)` are normal ends; everything else deserves attention.
-fn outcome_is_normal(outcome: &replayground_shared::Outcome) -> bool {
-    matches!(
-        outcome,
-        replayground_shared::Outcome::Finished | replayground_shared::Outcome::Exited { code: 0 }
-    )
+fn outcome_is_normal(outcome: &Outcome) -> bool {
+    matches!(outcome, Outcome::Finished | Outcome::Exited { code: 0 })
 }
 
 /// Letters typed into the editor or the input box are text, not debugger commands.
-fn is_typing_target(target: Option<web_sys::EventTarget>) -> bool {
+pub fn is_typing_target(target: Option<web_sys::EventTarget>) -> bool {
     target
         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
         .is_some_and(|element| {
@@ -315,26 +499,28 @@ fn is_typing_target(target: Option<web_sys::EventTarget>) -> bool {
         })
 }
 
-fn scroll_current_line_into_view() {
-    let Some(line) = document().query_selector(".code-line.current").ok().flatten() else {
-        return;
-    };
-    let options = web_sys::ScrollIntoViewOptions::new();
-    options.set_block(web_sys::ScrollLogicalPosition::Nearest);
-    line.scroll_into_view_with_scroll_into_view_options(&options);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn shortcuts_are_pdbs_letters() {
+    fn shortcuts_are_pdbs_letters_and_shift_reverses() {
         assert_eq!(action_for_key("s"), Some(Action::StepInto));
         assert_eq!(action_for_key("n"), Some(Action::StepOver));
         assert_eq!(action_for_key("r"), Some(Action::StepReturn));
         assert_eq!(action_for_key("c"), Some(Action::Continue));
         assert_eq!(action_for_key("b"), Some(Action::ReverseStepInto));
+        assert_eq!(action_for_key("S"), Some(Action::ReverseStepInto));
+        assert_eq!(action_for_key("N"), Some(Action::ReverseStepOver));
+        assert_eq!(action_for_key("R"), Some(Action::ReverseStepReturn));
+        assert_eq!(action_for_key("C"), Some(Action::ReverseContinue));
         assert_eq!(action_for_key("x"), None);
+        assert_eq!(action_for_presenter_key("ArrowRight"), Some(Action::StepInto));
+    }
+
+    #[test]
+    fn every_action_has_one_control() {
+        let keys: HashSet<&str> = CONTROLS.iter().map(|c| c.key).collect();
+        assert_eq!(keys.len(), CONTROLS.len());
     }
 }

@@ -1,5 +1,6 @@
-//! The Replayground browser app: edit a Python program, run it under the server's tracer,
-//! then step through the recorded run with pdb's commands, forwards and backwards.
+//! The Replayground browser app: edit a Python program (highlighted and checked by
+//! tree-sitter in the page), run it under the server's tracer, then step through the
+//! recorded run with pdb's commands, forwards and backwards.
 //!
 //! Navigation is the shared crate's [`replayground_shared::StateTree`], so the page steps
 //! exactly as the server and the CLI do, without a round trip per step.
@@ -7,6 +8,12 @@
 pub mod api;
 pub mod app;
 pub mod debugger;
+pub mod editor;
+pub mod examples;
+pub mod sharing;
+pub mod state_tree_view;
 pub mod stop_view;
+pub mod syntax;
+pub mod values;
 
 pub use app::App;

@@ -29,6 +29,10 @@ pub struct StopView {
 /// One frame of the call stack at a stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StackEntry {
+    /// The activation in the state tree.
+    pub activation: u32,
+    /// The event this frame is at (see `line`).
+    pub event: usize,
     pub function: String,
     /// The line this frame is at: the current line for the innermost frame, the
     /// calling line for the others.
@@ -81,7 +85,7 @@ impl StopView {
 }
 
 /// Frames from the outermost to the one holding `event`, each at the line it is on.
-fn call_stack(tree: &StateTree, event: usize) -> Vec<StackEntry> {
+pub fn call_stack(tree: &StateTree, event: usize) -> Vec<StackEntry> {
     let trace = tree.trace();
     tree.call_stack(event)
         .into_iter()
@@ -99,6 +103,8 @@ fn call_stack(tree: &StateTree, event: usize) -> Vec<StackEntry> {
                 })
                 .unwrap_or(activation.start);
             StackEntry {
+                activation: a,
+                event: at,
                 function: trace.frame(activation.frame).function.clone(),
                 line: trace.events[at].line,
             }
@@ -159,6 +165,8 @@ mod tests {
         assert_eq!(
             view.call_stack,
             vec![StackEntry {
+                activation: 0,
+                event: 1,
                 function: "<module>".into(),
                 line: 1
             }]
@@ -179,10 +187,14 @@ mod tests {
             view.call_stack,
             vec![
                 StackEntry {
+                    activation: 0,
+                    event: 2,
                     function: "<module>".into(),
                     line: 4
                 },
                 StackEntry {
+                    activation: 1,
+                    event: 4,
                     function: "double".into(),
                     line: 2
                 }

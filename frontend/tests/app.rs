@@ -10,6 +10,7 @@ use replayground_frontend::App;
 use replayground_frontend::app::EXAMPLE_PROGRAM;
 use replayground_frontend::debugger::{DebuggerPanel, Session};
 use replayground_frontend::stop_view::describe_state;
+use replayground_frontend::syntax::SyntaxDocument;
 use replayground_shared::{StateTree, Stop, Trace};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -75,12 +76,16 @@ async fn the_stepping_buttons_move_through_the_trace() {
     let root = container();
     let breakpoints = RwSignal::new(BTreeSet::new());
     let session = example_session();
-    let _panel = leptos::mount::mount_to(root.clone(), move || view! { <DebuggerPanel session breakpoints /> });
+    let stop = RwSignal::new(session.tree.initial_stop());
+    let _panel = leptos::mount::mount_to(
+        root.clone(),
+        move || view! { <DebuggerPanel session breakpoints stop /> },
+    );
 
     assert_eq!(text(&root, "outcome"), "The program finished.");
     assert_eq!(text(&root, "current-line"), "1");
     assert!(by_test_id::<HtmlButtonElement>(&root, "step-back").disabled());
-    assert_eq!(root.query_selector_all(".code-line").unwrap().length(), 5);
+    assert_eq!(root.query_selector_all(".tree-row").unwrap().length(), 2);
 
     by_test_id::<HtmlElement>(&root, "step-over").click();
     settle().await;
@@ -97,8 +102,8 @@ async fn the_stepping_buttons_move_through_the_trace() {
         stack.contains("<module> line 4") && stack.contains("double() line 2"),
         "call stack: {stack}"
     );
-    let current = root.query_selector(".code-line.current").unwrap().unwrap();
-    assert!(current.text_content().unwrap().contains("return x * 2"));
+    let current = root.query_selector(".tree-row.current").unwrap().unwrap();
+    assert!(current.text_content().unwrap().contains("double(x=2) → 4"));
 
     by_test_id::<HtmlElement>(&root, "step-return").click();
     settle().await;
@@ -120,7 +125,11 @@ async fn pdb_letters_step_and_breakpoints_stop_continue() {
     let root = container();
     let breakpoints = RwSignal::new(BTreeSet::new());
     let session = example_session();
-    let _panel = leptos::mount::mount_to(root.clone(), move || view! { <DebuggerPanel session breakpoints /> });
+    let stop = RwSignal::new(session.tree.initial_stop());
+    let _panel = leptos::mount::mount_to(
+        root.clone(),
+        move || view! { <DebuggerPanel session breakpoints stop /> },
+    );
 
     let press = |key: &str| {
         let init = KeyboardEventInit::new();
@@ -135,16 +144,67 @@ async fn pdb_letters_step_and_breakpoints_stop_continue() {
     assert_eq!(text(&root, "current-line"), "4");
 
     // A breakpoint inside double(): continue stops there, not at the end.
+    breakpoints.set(BTreeSet::from([2]));
+    press("c");
+    settle().await;
+    assert_eq!(text(&root, "current-line"), "2");
+    // Shift+C goes back to the start; the timeline jumps anywhere.
+    press("C");
+    settle().await;
+    assert_eq!(text(&root, "current-line"), "1");
+    assert_eq!(stop.get_untracked(), Stop::Event(1));
+}
+
+#[wasm_bindgen_test]
+async fn the_editor_highlights_outlines_and_offers_breakpoints() {
+    let root = container();
+    let _app = leptos::mount::mount_to(root.clone(), App);
+    settle().await;
+    let highlight = root.query_selector(".highlight").unwrap().unwrap();
+    assert!(
+        highlight
+            .inner_html()
+            .contains(r#"<span class="tok-function">fib</span>"#)
+    );
+    assert!(text(&root, "outline").contains("def fib"));
+    assert_eq!(
+        root.query_selector_all("[data-testid=\"errors\"] li").unwrap().length(),
+        0
+    );
+
+    // Typing an error: it is listed and underlined; its line loses nothing else.
+    let editor: HtmlTextAreaElement = by_test_id(&root, "editor");
+    editor.set_value("def f(:\n    return 1\n");
+    editor.dispatch_event(&web_sys::Event::new("input").unwrap()).unwrap();
+    settle().await;
+    assert!(text(&root, "errors").contains("Line 1"));
+    assert!(highlight.inner_html().contains("missing"));
+    // Only lines that start a statement get a breakpoint button.
+    let gutter = root.query_selector(".gutter").unwrap().unwrap();
+    assert!(gutter.inner_html().contains(r#"aria-label="Breakpoint on line 2""#));
     root.query_selector("[aria-label=\"Breakpoint on line 2\"]")
         .unwrap()
         .unwrap()
         .unchecked_into::<HtmlElement>()
         .click();
     settle().await;
-    assert!(breakpoints.get_untracked().contains(&2));
-    press("c");
-    settle().await;
-    assert_eq!(text(&root, "current-line"), "2");
+    assert!(
+        root.query_selector("[aria-label=\"Breakpoint on line 2\"]")
+            .unwrap()
+            .unwrap()
+            .get_attribute("aria-pressed")
+            .as_deref()
+            == Some("true")
+    );
+}
+
+#[wasm_bindgen_test]
+fn parsing_in_the_browser_is_incremental_and_exact() {
+    let mut doc = SyntaxDocument::new(EXAMPLE_PROGRAM);
+    let edited = EXAMPLE_PROGRAM.replace("total = 0", "total = 10");
+    assert!(doc.update(&edited));
+    assert_eq!(doc.highlight_html(), SyntaxDocument::new(&edited).highlight_html());
+    assert_eq!(doc.analyse().outline.len(), 1);
 }
 
 #[wasm_bindgen_test]

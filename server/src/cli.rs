@@ -9,13 +9,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use axum::http::HeaderName;
 use clap::{Args, Parser, Subcommand};
 use replayground_shared::trace_lang::{self, Direction};
 use replayground_shared::{Action, Debugger, Outcome, StateTree, Stop, Trace};
 
-use crate::api::{ApiConfig, AppState, router};
+use crate::app::{AppState, ServerConfig, WsConfig};
+use crate::http::{self, termination_signal};
+use crate::neural;
 use crate::runner::{DEFAULT_PYTHON, Tracer};
 use crate::sandbox::{Bubblewrap, BubblewrapConfig, RunLimits, Sandbox, Unsandboxed};
+use crate::store::{DEFAULT_DB_URL, Store};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -125,6 +129,15 @@ pub enum Command {
     /// Print the stops of debugger actions in the neural debugger's trace language
     /// (docs/trace-language.md).
     Serialize(SerializeArgs),
+    /// Build the neural debugger's training corpus: generated programs, real traces,
+    /// sampled trajectories (CruxEval near-copies left out).
+    Corpus(neural::commands::CorpusArgs),
+    /// Train (or resume training) a Qwen2-architecture neural debugger on a corpus.
+    Train(neural::commands::TrainArgs),
+    /// Predict each stop of debugger actions with a model, beside the real one.
+    Predict(neural::commands::PredictArgs),
+    /// Evaluate a model (`--suite next-state`) against baselines; prints JSON.
+    Eval(neural::commands::EvalArgs),
 }
 
 /// A program to run.
@@ -163,12 +176,99 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "REPLAYGROUND_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
+    /// Where shares are stored: `sqlite://PATH` (created when missing) or `postgres://USER:PASS@HOST/DB`.
+    #[arg(long, env = "REPLAYGROUND_DB", value_name = "URL", default_value = DEFAULT_DB_URL)]
+    pub db: String,
     /// The built browser app (index.html and its assets).
     #[arg(long, env = "REPLAYGROUND_STATIC_DIR", value_name = "DIR", default_value = "dist")]
     pub static_dir: PathBuf,
-    /// Sandbox jobs that run at once; further requests wait.
+    /// Sandbox jobs that run at once (HTTP and WebSocket together).
     #[arg(long, env = "REPLAYGROUND_MAX_JOBS", value_name = "N", default_value_t = 4)]
     pub max_jobs: usize,
+    /// Jobs that may wait for a free slot; beyond that clients get 429 at once.
+    #[arg(long, env = "REPLAYGROUND_MAX_QUEUED_JOBS", value_name = "N", default_value_t = 32)]
+    pub max_queued_jobs: usize,
+    /// How long a job waits for a slot before it is refused with 429.
+    #[arg(long, env = "REPLAYGROUND_QUEUE_TIMEOUT", value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub queue_timeout: Duration,
+    /// Sustained API requests and WebSocket jobs per second per client IP (0: no limit).
+    #[arg(
+        long,
+        env = "REPLAYGROUND_RATE_LIMIT_PER_SECOND",
+        value_name = "N",
+        default_value_t = 10
+    )]
+    pub rate_limit_per_second: u32,
+    /// Requests a client may make at once above the sustained rate.
+    #[arg(long, env = "REPLAYGROUND_RATE_LIMIT_BURST", value_name = "N", default_value_t = 100)]
+    pub rate_limit_burst: u32,
+    /// Take the client IP for rate limits from this header's last address (e.g.
+    /// x-forwarded-for), when a reverse proxy you run sets it.
+    #[arg(long, env = "REPLAYGROUND_CLIENT_IP_HEADER", value_name = "NAME")]
+    pub client_ip_header: Option<HeaderName>,
+    /// After SIGTERM or Ctrl-C, running jobs get this long to finish before they are cancelled.
+    #[arg(long, env = "REPLAYGROUND_SHUTDOWN_GRACE", value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub shutdown_grace: Duration,
+    /// A WebSocket client must say hello within this.
+    #[arg(long, env = "REPLAYGROUND_WS_HANDSHAKE_TIMEOUT", value_name = "DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub ws_handshake_timeout: Duration,
+    /// A WebSocket session without messages or running jobs for this long is closed.
+    #[arg(long, env = "REPLAYGROUND_WS_IDLE_TIMEOUT", value_name = "DURATION", default_value = "5m", value_parser = humantime::parse_duration)]
+    pub ws_idle_timeout: Duration,
+    /// A WebSocket session is closed this long after it opened.
+    #[arg(long, env = "REPLAYGROUND_WS_SESSION_TIMEOUT", value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+    pub ws_session_timeout: Duration,
+    /// Largest WebSocket message a client may send.
+    #[arg(
+        long,
+        env = "REPLAYGROUND_WS_MAX_MESSAGE_KIB",
+        value_name = "KIB",
+        default_value_t = 512
+    )]
+    pub ws_max_message_kib: usize,
+    /// Jobs one WebSocket session may run at once.
+    #[arg(long, env = "REPLAYGROUND_WS_MAX_JOBS", value_name = "N", default_value_t = 2)]
+    pub ws_max_jobs: usize,
+    /// Server messages queued for one WebSocket client.
+    #[arg(long, env = "REPLAYGROUND_WS_OUTBOUND_QUEUE", value_name = "N", default_value_t = 64)]
+    pub ws_outbound_queue: usize,
+    /// A WebSocket client that accepts no data for this long is disconnected.
+    #[arg(long, env = "REPLAYGROUND_WS_SEND_TIMEOUT", value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub ws_send_timeout: Duration,
+    /// Trace events per streamed chunk.
+    #[arg(
+        long,
+        env = "REPLAYGROUND_TRACE_CHUNK_EVENTS",
+        value_name = "N",
+        default_value_t = 2000
+    )]
+    pub trace_chunk_events: usize,
+}
+
+impl ServeArgs {
+    /// The server's configuration; `static_dir` is what exists of `--static-dir`.
+    pub fn config(&self, static_dir: Option<PathBuf>) -> ServerConfig {
+        ServerConfig {
+            static_dir,
+            max_jobs: self.max_jobs.max(1),
+            max_queued_jobs: self.max_queued_jobs,
+            queue_timeout: self.queue_timeout,
+            rate_limit_per_second: self.rate_limit_per_second,
+            rate_limit_burst: self.rate_limit_burst,
+            client_ip_header: self.client_ip_header.clone(),
+            shutdown_grace: self.shutdown_grace,
+            ws: WsConfig {
+                handshake_timeout: self.ws_handshake_timeout,
+                idle_timeout: self.ws_idle_timeout,
+                session_timeout: self.ws_session_timeout,
+                max_message_bytes: self.ws_max_message_kib.max(1) * 1024,
+                max_jobs_per_session: self.ws_max_jobs.max(1),
+                outbound_queue: self.ws_outbound_queue.max(2),
+                send_timeout: self.ws_send_timeout,
+                events_per_chunk: self.trace_chunk_events.max(1),
+            },
+        }
+    }
 }
 
 impl RunOptions {
@@ -215,6 +315,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Debug(args) => debug(&cli.options, &args).await,
         Command::Serialize(args) => serialize(&cli.options, &args).await,
+        Command::Corpus(args) => neural::commands::corpus(&args, cli.options.sandbox()?, &cli.options.python).await,
+        Command::Train(args) => tokio::task::spawn_blocking(move || neural::commands::train(&args)).await?,
+        Command::Predict(args) => {
+            let program = ProgramArgs {
+                file: args.file.clone(),
+                stdin: None,
+                max_steps: None,
+            };
+            let (code, _) = read_program(&program)?;
+            let tree = steppable(&cli.options, &program).await?;
+            tokio::task::spawn_blocking(move || neural::commands::predict(&args, &tree, &code)).await?
+        }
+        Command::Eval(args) => tokio::task::spawn_blocking(move || neural::commands::eval(&args)).await?,
         Command::Serve(args) => serve(&cli.options, &args).await,
     }
 }
@@ -313,6 +426,17 @@ async fn serialize(options: &RunOptions, args: &SerializeArgs) -> anyhow::Result
 }
 
 async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    if !options.unsafe_no_sandbox && args.max_jobs > options.sandbox_slots as usize {
+        bail!(
+            "--max-jobs ({}) is more than --sandbox-slots ({}); every concurrent job needs its own sandbox uid",
+            args.max_jobs,
+            options.sandbox_slots
+        );
+    }
+    let store = Store::connect(&args.db)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot open the share store {}: {e}", redact_url(&args.db)))?;
+    tracing::info!(store = store.backend(), "share store ready (migrations applied)");
     let sandbox: Arc<dyn Sandbox> = if options.unsafe_no_sandbox {
         Arc::new(Unsandboxed::new())
     } else {
@@ -321,15 +445,8 @@ async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCod
         Arc::new(bwrap)
     };
     tracing::info!(sandbox = %sandbox.describe(), "sandbox ready");
-    if !options.unsafe_no_sandbox && args.max_jobs > options.sandbox_slots as usize {
-        bail!(
-            "--max-jobs ({}) is more than --sandbox-slots ({}); every concurrent job needs its own sandbox uid",
-            args.max_jobs,
-            options.sandbox_slots
-        );
-    }
     let static_dir = if args.static_dir.join("index.html").is_file() {
-        Some(args.static_dir.as_path())
+        Some(args.static_dir.clone())
     } else {
         tracing::warn!(
             "{} has no index.html, so only the API is served; build the browser app first (cargo xtask build-frontend)",
@@ -337,23 +454,64 @@ async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCod
         );
         None
     };
-    let config = ApiConfig {
-        max_jobs: args.max_jobs,
-        ..ApiConfig::default()
-    };
-    let app = router(
-        AppState::new(sandbox, &options.python, options.limits(), config),
-        static_dir,
-    );
+    let tracer = Tracer::new(sandbox, &options.python, options.limits());
+    let state = AppState::new(tracer, store, args.config(static_dir));
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}; is another server using it?", args.addr))?;
     let bound = listener.local_addr().unwrap_or(args.addr);
     tracing::info!("listening on http://{bound}");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    let shutdown = state.shutdown.clone();
+    let grace = args.shutdown_grace;
+    tokio::spawn(async move {
+        termination_signal().await;
+        shutdown.begin(grace);
+    });
+    http::serve(listener, state).await?;
+    tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A database URL without its password, for messages.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(redact_url("postgres://me:secret@db/x"), "postgres://me:***@db/x");
+        assert_eq!(redact_url("postgres://me@db/x"), "postgres://me@db/x");
+        assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
+    }
+
+    #[test]
+    fn every_serve_flag_has_an_environment_variable() {
+        use clap::CommandFactory as _;
+        let cli = Cli::command();
+        let serve = cli.find_subcommand("serve").unwrap();
+        for arg in serve.get_arguments() {
+            if arg.get_id() == "help" || arg.get_id() == "version" {
+                continue;
+            }
+            let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+            assert!(
+                env.as_deref().is_some_and(|e| e.starts_with("REPLAYGROUND_")),
+                "--{} has no REPLAYGROUND_ variable",
+                arg.get_id()
+            );
+        }
+    }
 }

@@ -3,12 +3,21 @@
 //!
 //! - [`sandbox`]: the [`sandbox::Sandbox`] seam, bubblewrap and resource limits.
 //! - [`runner`]: `tracer.py` in a sandbox, its JSON lines assembled into a `Trace`.
-//! - [`api`]: the HTTP API and the static playground.
+//! - [`app`]: the state every request shares; [`jobs`]: the job queue and shutdown.
+//! - [`http`]: the HTTP API, health, metrics and the static playground.
+//! - [`ws`]: WebSocket sessions that stream jobs.
+//! - [`metrics`]: Prometheus metrics.
+//! - [`neural`]: the neural debugger's training data pipeline.
 //! - [`store`]: share links on SQLite or Postgres.
 //! - [`cli`]: the `replayground` command line.
 
-pub mod api;
+pub mod app;
 pub mod cli;
+pub mod http;
+pub mod jobs;
+pub mod metrics;
+pub mod neural;
 pub mod runner;
 pub mod sandbox;
 pub mod store;
+pub mod ws;

@@ -76,9 +76,27 @@ impl Tracer {
 
     /// Traces `code` under `limits`, and returns the sandbox's report as well.
     pub async fn run(&self, code: &str, stdin: &str, limits: &RunLimits) -> Result<TraceRun, SandboxError> {
+        self.run_observed(code, stdin, limits, &mut |_| {}).await
+    }
+
+    /// Like [`Tracer::run`], and shows `observe` the assembler after every piece of the
+    /// tracer's output, so that a trace can be streamed while the program runs.
+    pub async fn run_observed(
+        &self,
+        code: &str,
+        stdin: &str,
+        limits: &RunLimits,
+        observe: &mut (dyn FnMut(&TraceAssembler) + Send),
+    ) -> Result<TraceRun, SandboxError> {
         let job = tracer_job(&self.python, code, stdin, limits);
         let mut assembler = TraceAssembler::new();
-        let report = self.sandbox.run(job, &mut |chunk: &[u8]| assembler.feed(chunk)).await?;
+        let report = self
+            .sandbox
+            .run(job, &mut |chunk: &[u8]| {
+                assembler.feed(chunk);
+                observe(&assembler);
+            })
+            .await?;
         let trace = assembler.finish(&report, limits);
         Ok(TraceRun { trace, report })
     }
@@ -177,6 +195,23 @@ pub struct TraceAssembler {
 impl TraceAssembler {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The frames parsed so far. With [`TraceAssembler::values`] and
+    /// [`TraceAssembler::events`]: a prefix of the finished trace, unless the stream
+    /// turns out to be malformed or cut inside an output line (see [`TraceAssembler::finish`]).
+    pub fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+
+    /// The values parsed so far.
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+
+    /// The events parsed so far.
+    pub fn events(&self) -> &[Event] {
+        &self.events
     }
 
     /// Consumes a chunk of the stream; complete lines are parsed at once.

@@ -707,6 +707,12 @@ mod tests {
             let direction = if inverse { Direction::Inverse } else { Direction::Forward };
             let t = Trajectory { code, direction, steps };
             let text = serialize(&t).unwrap();
+            for line in text.lines().skip_while(|l| *l != CODE_END).skip(1) {
+                if STATE_MARKERS.iter().any(|(m, _)| line.starts_with(m)) {
+                    let mut machine = StateLineMachine::new();
+                    prop_assert!(machine.feed(format!("{line}\n").as_bytes()) && machine.is_done(), "{}", line);
+                }
+            }
             let back = parse(&text).unwrap();
             let mut expected_code = t.code.clone();
             if !expected_code.ends_with('\n') {
@@ -715,6 +721,321 @@ mod tests {
             prop_assert_eq!(back.code, expected_code);
             prop_assert_eq!(back.direction, t.direction);
             prop_assert_eq!(back.steps, t.steps);
+        }
+    }
+}
+
+/// Checks text byte by byte against the grammar of one state line (its trailing
+/// newline included), so that a decoder can refuse any token that would leave it.
+/// Cloning is cheap: a constrained decoder clones the machine per candidate token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateLineMachine {
+    stage: Stage,
+    /// Bytes of the literal being matched (a marker or ` <|vars|>`).
+    buffer: Vec<u8>,
+    kind: Option<StopKind>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Marker,
+    LineNumber {
+        digits: usize,
+    },
+    Depth {
+        digits: usize,
+    },
+    Function {
+        len: usize,
+        last_lt: bool,
+    },
+    VarsMarker,
+    ObjectStart,
+    /// Inside the object: expecting a key (`first`: or the closing brace).
+    Key {
+        first: bool,
+    },
+    KeyString(JsonString),
+    Colon,
+    ValueString(JsonString),
+    AfterValue,
+    AfterObject,
+    ValueMarker,
+    ReturnValue(JsonString),
+    AfterReturnValue,
+    EndNewline,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonString {
+    Open,
+    Escape,
+    Unicode(u8),
+}
+
+const STATE_MARKERS: [(&str, StopKind); 5] = [
+    ("<|call|>", StopKind::Call),
+    ("<|line|>", StopKind::Line),
+    ("<|return|>", StopKind::Return),
+    ("<|exception|>", StopKind::Exception),
+    (END, StopKind::End),
+];
+
+impl Default for StateLineMachine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StateLineMachine {
+    pub fn new() -> Self {
+        Self {
+            stage: Stage::Marker,
+            buffer: Vec::new(),
+            kind: None,
+        }
+    }
+
+    /// The line is complete (newline included).
+    pub fn is_done(&self) -> bool {
+        self.stage == Stage::Done
+    }
+
+    /// The text so far cannot be extended into a valid state line.
+    pub fn is_failed(&self) -> bool {
+        self.stage == Stage::Failed
+    }
+
+    /// Feeds bytes; returns false (and stays failed) once they leave the grammar.
+    pub fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            self.stage = self.next(b);
+            if self.stage == Stage::Failed {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn literal(&mut self, b: u8, literal: &str, then: Stage) -> Stage {
+        self.buffer.push(b);
+        let lit = literal.as_bytes();
+        if !lit.starts_with(&self.buffer) {
+            return Stage::Failed;
+        }
+        if self.buffer.len() == lit.len() {
+            self.buffer.clear();
+            then
+        } else {
+            self.stage
+        }
+    }
+
+    fn string(state: JsonString, b: u8) -> Result<Option<JsonString>, ()> {
+        match state {
+            JsonString::Open => match b {
+                b'"' => Ok(None),
+                b'\\' => Ok(Some(JsonString::Escape)),
+                0..=0x1f => Err(()),
+                _ => Ok(Some(JsonString::Open)),
+            },
+            JsonString::Escape => match b {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(Some(JsonString::Open)),
+                b'u' => Ok(Some(JsonString::Unicode(0))),
+                _ => Err(()),
+            },
+            JsonString::Unicode(n) if b.is_ascii_hexdigit() => Ok(Some(if n == 3 {
+                JsonString::Open
+            } else {
+                JsonString::Unicode(n + 1)
+            })),
+            JsonString::Unicode(_) => Err(()),
+        }
+    }
+
+    fn next(&mut self, b: u8) -> Stage {
+        match self.stage {
+            Stage::Marker => {
+                self.buffer.push(b);
+                let candidates: Vec<&(&str, StopKind)> = STATE_MARKERS
+                    .iter()
+                    .filter(|(m, _)| m.as_bytes().starts_with(&self.buffer))
+                    .collect();
+                match candidates.as_slice() {
+                    [] => Stage::Failed,
+                    [(m, kind)] if m.len() == self.buffer.len() => {
+                        self.buffer.clear();
+                        self.kind = Some(*kind);
+                        if *kind == StopKind::End {
+                            Stage::EndNewline
+                        } else {
+                            Stage::LineNumber { digits: 0 }
+                        }
+                    }
+                    _ => Stage::Marker,
+                }
+            }
+            Stage::LineNumber { digits } => match b {
+                b'0'..=b'9' if digits < 7 => Stage::LineNumber { digits: digits + 1 },
+                b' ' if digits > 0 => Stage::Depth { digits: 0 },
+                _ => Stage::Failed,
+            },
+            Stage::Depth { digits } => match b {
+                b'0'..=b'9' if digits < 5 => Stage::Depth { digits: digits + 1 },
+                b' ' if digits > 0 => Stage::Function { len: 0, last_lt: false },
+                _ => Stage::Failed,
+            },
+            Stage::Function { len, last_lt } => match b {
+                b' ' if len > 0 => {
+                    self.buffer.clear();
+                    Stage::VarsMarker
+                }
+                b' ' | b'\n' | b'\r' | b'\t' => Stage::Failed,
+                b'|' if last_lt => Stage::Failed,
+                _ if len < 200 => Stage::Function {
+                    len: len + 1,
+                    last_lt: b == b'<',
+                },
+                _ => Stage::Failed,
+            },
+            Stage::VarsMarker => self.literal(b, VARS, Stage::ObjectStart),
+            Stage::ObjectStart => {
+                if b == b'{' {
+                    Stage::Key { first: true }
+                } else {
+                    Stage::Failed
+                }
+            }
+            Stage::Key { first } => match b {
+                b'"' => Stage::KeyString(JsonString::Open),
+                b'}' if first => Stage::AfterObject,
+                _ => Stage::Failed,
+            },
+            Stage::KeyString(s) => match Self::string(s, b) {
+                Ok(Some(s)) => Stage::KeyString(s),
+                Ok(None) => Stage::Colon,
+                Err(()) => Stage::Failed,
+            },
+            Stage::Colon => {
+                if b == b':' {
+                    Stage::ValueString(JsonString::Open)
+                } else {
+                    Stage::Failed
+                }
+            }
+            Stage::ValueString(s) => {
+                // The value string's opening quote.
+                if s == JsonString::Open && self.buffer.is_empty() {
+                    self.buffer.push(b'"');
+                    return if b == b'"' {
+                        Stage::ValueString(JsonString::Open)
+                    } else {
+                        Stage::Failed
+                    };
+                }
+                match Self::string(s, b) {
+                    Ok(Some(s)) => Stage::ValueString(s),
+                    Ok(None) => {
+                        self.buffer.clear();
+                        Stage::AfterValue
+                    }
+                    Err(()) => Stage::Failed,
+                }
+            }
+            Stage::AfterValue => match b {
+                b',' => Stage::Key { first: false },
+                b'}' => Stage::AfterObject,
+                _ => Stage::Failed,
+            },
+            Stage::AfterObject => {
+                let needs_value = matches!(self.kind, Some(StopKind::Return | StopKind::Exception));
+                match b {
+                    b'\n' if !needs_value => Stage::Done,
+                    b' ' if needs_value => {
+                        self.buffer.clear();
+                        self.buffer.push(b' ');
+                        Stage::ValueMarker
+                    }
+                    _ => Stage::Failed,
+                }
+            }
+            Stage::ValueMarker => {
+                let full = format!(" {VALUE}\"");
+                self.buffer.push(b);
+                if !full.as_bytes().starts_with(&self.buffer) {
+                    return Stage::Failed;
+                }
+                if self.buffer.len() == full.len() {
+                    self.buffer.clear();
+                    Stage::ReturnValue(JsonString::Open)
+                } else {
+                    Stage::ValueMarker
+                }
+            }
+            Stage::ReturnValue(s) => match Self::string(s, b) {
+                Ok(Some(s)) => Stage::ReturnValue(s),
+                Ok(None) => Stage::AfterReturnValue,
+                Err(()) => Stage::Failed,
+            },
+            Stage::AfterReturnValue | Stage::EndNewline => {
+                if b == b'\n' {
+                    Stage::Done
+                } else {
+                    Stage::Failed
+                }
+            }
+            Stage::Done | Stage::Failed => Stage::Failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod machine_tests {
+    use super::*;
+
+    fn accepts(line: &str) -> bool {
+        let mut m = StateLineMachine::new();
+        m.feed(line.as_bytes()) && m.is_done()
+    }
+
+    #[test]
+    fn every_serialised_state_is_accepted_and_prefixes_stay_open() {
+        let lines = [
+            "<|line|>3 0 <module> <|vars|>{\"f\":\"<function f>\",\"y\":\"..\"}\n",
+            "<|call|>1 1 f <|vars|>{}\n",
+            "<|return|>2 1 f <|vars|>{\"x\":\"2\"} <|value|>\"3\"\n",
+            "<|exception|>7 2 <listcomp> <|vars|>{\"s\":\"'a\\\"b\\u003c|'\"} <|value|>\"ZeroDivisionError('x')\"\n",
+            "<|end|>\n",
+        ];
+        for line in lines {
+            assert!(accepts(line), "{line}");
+            for cut in 0..line.len() - 1 {
+                let mut m = StateLineMachine::new();
+                assert!(
+                    m.feed(&line.as_bytes()[..cut]) && !m.is_done(),
+                    "prefix {:?}",
+                    &line[..cut]
+                );
+            }
+            let parsed = parse_state(line.trim_end(), Some(&State::end()));
+            assert!(parsed.is_ok() || line.contains(".."), "{line}: {parsed:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_lines_are_refused() {
+        for line in [
+            "<|line|>x 0 f <|vars|>{}\n",
+            "<|line|>3 0 f <|vars|>{\"a\":1}\n",
+            "<|return|>2 1 f <|vars|>{}\n",
+            "<|line|>2 1 f <|vars|>{} <|value|>\"3\"\n",
+            "<|line|>2 1 f<|line|> <|vars|>{}\n",
+            "<|step_into|>\n",
+            "<|line|>2 1 f <|vars|>{\"a\":\"b\",}\n",
+        ] {
+            assert!(!accepts(line), "{line}");
         }
     }
 }

@@ -1,9 +1,101 @@
 //! `cargo xtask build-frontend`: the browser app, built by trunk into `dist/`.
 
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result, bail};
 
 use crate::project::{Project, run};
 use crate::setup::BINARYEN_VERSION;
+
+const WASM: &str = "wasm32-unknown-unknown";
+
+/// A `replayground serve` of `dist/` on a free port, stopped when dropped.
+struct TestServer {
+    child: Child,
+    url: String,
+    _data: tempfile::TempDir,
+}
+
+impl TestServer {
+    /// Builds the server (debug: `cargo test` already compiled it) and starts it.
+    fn start(project: &Project) -> Result<Self> {
+        run(project
+            .cargo()?
+            .args(["build", "-p", "replayground-server", "--bin", "replayground"]))?;
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
+        let data = tempfile::tempdir()?;
+        let db = format!("sqlite://{}", data.path().join("shares.db").display());
+        let log = std::fs::File::create(data.path().join("server.log"))?;
+        let child = project
+            .command(project.root.join("target/debug/replayground"))?
+            .args([
+                "serve",
+                "--addr",
+                &addr.to_string(),
+                "--static-dir",
+                "dist",
+                "--db",
+                &db,
+            ])
+            .args(["--rate-limit-per-second", "0"])
+            .current_dir(&project.root)
+            .stdout(Stdio::from(log.try_clone()?))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .context("could not start target/debug/replayground")?;
+        let server = Self {
+            child,
+            url: format!("http://{addr}"),
+            _data: data,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if Instant::now() > deadline {
+                bail!("the server did not listen on {addr} within 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(server)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The end-to-end browser tests (tests/e2e, Playwright + Debian's Chromium) against the
+/// real server serving the release build in `dist/`; screenshots go to tests/artifacts/.
+pub(crate) fn e2e(project: &Project, bench: bool) -> Result<()> {
+    let server = TestServer::start(project)?;
+    let mut node = project.command("node")?;
+    node.arg(project.root.join("tests/e2e/playground.mjs"))
+        .env("BASE_URL", &server.url)
+        .current_dir(&project.root);
+    if bench {
+        node.arg("--bench");
+    }
+    run(&mut node)
+}
+
+/// `cargo xtask bench-frontend`: parse and step benchmarks in headless Chromium, the wasm
+/// size, and time to interactive against the real server.
+pub(crate) fn bench(project: &Project) -> Result<()> {
+    crate::setup::setup(project)?;
+    build(project, true)?;
+    run(project
+        .cargo()?
+        .args(["test", "-p", "replayground-frontend", "--target", WASM, "--release"])
+        .args(["--test", "bench", "--", "--include-ignored", "--nocapture"])
+        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", "wasm-bindgen-test-runner")
+        .env("CHROMEDRIVER", "/usr/bin/chromedriver"))?;
+    e2e(project, true)
+}
 
 pub(crate) fn build(project: &Project, release: bool) -> Result<()> {
     check_trunk_toml(project)?;
@@ -94,9 +186,10 @@ fn report_wasm_size(project: &Project) -> Result<()> {
         if path.extension().is_some_and(|e| e == "wasm") {
             let bytes = std::fs::metadata(&path)?.len();
             println!(
-                "frontend: {} is {} KiB",
+                "frontend: {} is {} KiB ({:.2}x of the 1 MiB budget)",
                 path.strip_prefix(&project.root).unwrap_or(&path).display(),
-                bytes / 1024
+                bytes / 1024,
+                bytes as f64 / (1024.0 * 1024.0)
             );
         }
     }

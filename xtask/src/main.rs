@@ -48,6 +48,8 @@ enum Task {
     },
     /// Run every check CI runs (.ci/run): format, clippy, tests, wasm builds, browser tests.
     Test,
+    /// Benchmark the browser app: parsing, stepping, wasm size, time to interactive.
+    BenchFrontend,
     /// Run the criterion benchmarks of the workspace.
     Bench {
         /// Arguments for criterion after `--` (e.g. a benchmark name filter).
@@ -64,6 +66,7 @@ fn main() -> ExitCode {
         Task::Serve { addr, server_args } => serve(&project, &addr, &server_args),
         Task::Test => test::test(&project),
         Task::Bench { criterion_args } => bench(&project, &criterion_args),
+        Task::BenchFrontend => frontend::bench(&project),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

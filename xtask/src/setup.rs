@@ -28,6 +28,8 @@ const WASM_TARGET: &str = "wasm32-unknown-unknown";
 pub(crate) const TRUNK_VERSION: &str = "0.21.14";
 /// Debian's binaryen (108) writes wasm that Chromium refuses to load.
 pub(crate) const BINARYEN_VERSION: &str = "132";
+/// Drives Debian's Chromium in the end-to-end tests (no browser download).
+pub(crate) const PLAYWRIGHT_CORE_VERSION: &str = "1.65.1";
 
 pub(crate) fn setup(project: &Project) -> Result<()> {
     let started = Instant::now();
@@ -36,6 +38,7 @@ pub(crate) fn setup(project: &Project) -> Result<()> {
     trunk(project)?;
     wasm_bindgen(project)?;
     binaryen(project)?;
+    playwright_core(project)?;
     println!("setup: done in {}", format_duration(started.elapsed()));
     Ok(())
 }
@@ -143,6 +146,25 @@ fn binaryen(project: &Project) -> Result<()> {
         "--no-audit",
         "--no-fund",
         &format!("binaryen@{BINARYEN_VERSION}"),
+    ]))?;
+    report(&what, "installed");
+    Ok(())
+}
+
+fn playwright_core(project: &Project) -> Result<()> {
+    let what = format!("playwright-core {PLAYWRIGHT_CORE_VERSION} (npm, into .tools/)");
+    let manifest = project.root.join(".tools/node_modules/playwright-core/package.json");
+    let installed = std::fs::read_to_string(&manifest).unwrap_or_default();
+    if installed.contains(&format!("\"version\": \"{PLAYWRIGHT_CORE_VERSION}\"")) {
+        report(&what, "already present");
+        return Ok(());
+    }
+    let tools = project.root.join(".tools");
+    std::fs::create_dir_all(&tools).with_context(|| format!("could not create {}", tools.display()))?;
+    run(project.command("npm")?.args(["install", "--prefix"]).arg(&tools).args([
+        "--no-audit",
+        "--no-fund",
+        &format!("playwright-core@{PLAYWRIGHT_CORE_VERSION}"),
     ]))?;
     report(&what, "installed");
     Ok(())

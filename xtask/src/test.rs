@@ -24,7 +24,7 @@ impl std::fmt::Display for Reported {
 impl std::error::Error for Reported {}
 
 /// Cheap checks first, so a formatting slip fails in seconds rather than after the builds.
-const CHECKS: [(&str, Check); 8] = [
+const CHECKS: [(&str, Check); 9] = [
     ("setup", setup::setup),
     ("fmt", fmt),
     ("clippy", clippy),
@@ -33,6 +33,7 @@ const CHECKS: [(&str, Check); 8] = [
     ("check shared (wasm)", check_shared_wasm),
     ("build frontend", build_frontend),
     ("browser tests", browser_tests),
+    ("end-to-end tests", end_to_end),
 ];
 
 pub(crate) fn test(project: &Project) -> Result<()> {
@@ -127,6 +128,11 @@ fn check_shared_wasm(project: &Project) -> Result<()> {
 
 fn build_frontend(project: &Project) -> Result<()> {
     frontend::build(project, true)
+}
+
+/// The page in headless Chromium against the real server (tests/e2e).
+fn end_to_end(project: &Project) -> Result<()> {
+    frontend::e2e(project, false)
 }
 
 /// The frontend's wasm-bindgen-test tests, headless in Debian's Chromium.

@@ -1,0 +1,406 @@
+//! The code editor: a plain `<textarea>` (so typing, selection, undo and screen readers
+//! work as everywhere) over a `<pre>` highlighted from the syntax tree, with a gutter of
+//! line numbers that toggle breakpoints on lines that start a statement, the debugger's
+//! current line, the outline and the list of syntax errors.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use leptos::html::{Div, Textarea};
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlTextAreaElement;
+
+use crate::syntax::{Analysis, SyntaxDocument, utf16_offset};
+
+/// Spaces per indentation level (PEP 8).
+pub const INDENT: usize = 4;
+
+/// The gutter as HTML: a button per line that starts a statement, a number otherwise.
+pub fn gutter_html(analysis: &Analysis, breakpoints: &BTreeSet<u32>, current: Option<u32>) -> String {
+    let mut out = String::with_capacity(analysis.line_count as usize * 64);
+    for line in 1..=analysis.line_count {
+        let mut class = String::from("ln");
+        if current == Some(line) {
+            class.push_str(" current");
+        }
+        if analysis.statement_lines.contains(&line) {
+            let on = breakpoints.contains(&line);
+            if on {
+                class.push_str(" breakpoint");
+            }
+            let _ = write!(
+                out,
+                r#"<button type="button" class="{class} can-break" data-line="{line}" aria-label="Breakpoint on line {line}" aria-pressed="{on}" tabindex="-1">{line}</button>"#
+            );
+        } else {
+            let _ = write!(out, r#"<span class="{class}">{line}</span>"#);
+        }
+    }
+    out
+}
+
+/// Indents (or outdents) the lines touched by the selection `[start, end)` of `text`
+/// (UTF-16 offsets, as a textarea counts). Returns the range to replace, its new text and
+/// the selection afterwards, all in UTF-16 offsets.
+pub fn reindent(text: &str, start: u32, end: u32, outdent: bool) -> (u32, u32, String, (u32, u32)) {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let (start, end) = (
+        start.min(units.len() as u32) as usize,
+        end.min(units.len() as u32) as usize,
+    );
+    let newline = u16::from(b'\n');
+    let space = u16::from(b' ');
+    let first = units[..start].iter().rposition(|&u| u == newline).map_or(0, |i| i + 1);
+    if !outdent && start == end {
+        // A caret: spaces up to the next indentation stop.
+        let column = start - first;
+        let spaces = " ".repeat(INDENT - column % INDENT);
+        let after = (start + spaces.len()) as u32;
+        return (start as u32, end as u32, spaces, (after, after));
+    }
+    // A selection ending at the start of a line does not touch that line.
+    let last_touched = if end > start && units[end - 1] == newline {
+        end - 1
+    } else {
+        end
+    };
+    let stop = units[last_touched..]
+        .iter()
+        .position(|&u| u == newline)
+        .map_or(units.len(), |i| last_touched + i);
+    let block = String::from_utf16_lossy(&units[first..stop]);
+    let mut first_delta: i64 = 0;
+    let lines: Vec<String> = block
+        .split('\n')
+        .enumerate()
+        .map(|(i, line)| {
+            let (new, delta) = if outdent {
+                let leading = line.encode_utf16().take(INDENT).take_while(|&u| u == space).count();
+                (line[leading..].to_owned(), -(leading as i64))
+            } else if line.is_empty() {
+                (String::new(), 0)
+            } else {
+                (format!("{}{line}", " ".repeat(INDENT)), INDENT as i64)
+            };
+            if i == 0 {
+                first_delta = delta;
+            }
+            new
+        })
+        .collect();
+    let replacement = lines.join("\n");
+    let new_len = replacement.encode_utf16().count() as u32;
+    let selection = if start == end {
+        let caret = (start as i64 + first_delta).max(first as i64) as u32;
+        (caret, caret)
+    } else {
+        (first as u32, first as u32 + new_len)
+    };
+    (first as u32, stop as u32, replacement, selection)
+}
+
+/// Moves the caret to byte `offset` of the editor's text and scrolls it into view.
+pub fn reveal(textarea: &HtmlTextAreaElement, offset: usize) {
+    let text = textarea.value();
+    let at = utf16_offset(&text, offset);
+    let _ = textarea.focus();
+    let _ = textarea.set_selection_range(at, at);
+    let line = text[..offset.min(text.len())].matches('\n').count();
+    scroll_to_line(textarea, line as u32 + 1);
+}
+
+/// Scrolls the editor so that 1-based `line` is in view, a few lines from the top.
+pub fn scroll_to_line(textarea: &HtmlTextAreaElement, line: u32) {
+    let Some(scroller) = textarea.closest(".code-scroll").ok().flatten() else {
+        return;
+    };
+    let lines = textarea.value().matches('\n').count() as f64 + 1.0;
+    let line_px = f64::from(textarea.scroll_height()) / lines;
+    let top = (f64::from(line) - 1.0) * line_px;
+    let (seen, height) = (f64::from(scroller.scroll_top()), f64::from(scroller.client_height()));
+    if top < seen || top + line_px > seen + height {
+        scroller.set_scroll_top((top - 3.0 * line_px).max(0.0) as i32);
+    }
+}
+
+/// Replaces `[start, end)` (UTF-16) with `text` the way typing would, so the browser's
+/// undo stack keeps it; falls back to a plain replacement where `insertText` is missing.
+fn insert_text(textarea: &HtmlTextAreaElement, start: u32, end: u32, text: &str) -> bool {
+    let _ = textarea.set_selection_range(start, end);
+    let document: web_sys::HtmlDocument = document().unchecked_into();
+    if document
+        .exec_command_with_show_ui_and_value("insertText", false, text)
+        .unwrap_or(false)
+    {
+        return true;
+    }
+    let _ = textarea.set_range_text(text);
+    false
+}
+
+#[allow(clippy::needless_pass_by_value)] // Leptos hands props over by value.
+#[component]
+pub fn CodeEditor(
+    code: RwSignal<String>,
+    breakpoints: RwSignal<BTreeSet<u32>>,
+    /// The debugger's line, when the run shown is of this very code.
+    current_line: Signal<Option<u32>>,
+    /// Written after each parse: problems, outline, statement lines.
+    analysis: RwSignal<Analysis>,
+    on_run: Callback<()>,
+    textarea: NodeRef<Textarea>,
+    #[prop(optional)] readonly: Option<Signal<bool>>,
+) -> impl IntoView {
+    let document = StoredValue::new_local(SyntaxDocument::new(&code.get_untracked()));
+    let highlighted = RwSignal::new(document.with_value(SyntaxDocument::highlight_html));
+    analysis.set(document.with_value(SyntaxDocument::analyse));
+    Effect::new(move |_| {
+        let mut changed = false;
+        code.with(|text| document.update_value(|d| changed = d.update(text)));
+        if changed {
+            highlighted.set(document.with_value(SyntaxDocument::highlight_html));
+            analysis.set(document.with_value(SyntaxDocument::analyse));
+        }
+    });
+    let gutter = Memo::new(move |_| analysis.with(|a| breakpoints.with(|b| gutter_html(a, b, current_line.get()))));
+    // After Escape, Tab leaves the editor (keyboard users must not be trapped).
+    let tab_moves_focus = RwSignal::new(false);
+    let gutter_ref = NodeRef::<Div>::new();
+    let marker_ref = NodeRef::<Div>::new();
+
+    // Keep the debugger's line in sight.
+    Effect::new(move |_| {
+        if let (Some(line), Some(area)) = (current_line.get(), textarea.get_untracked()) {
+            request_animation_frame(move || scroll_to_line(&area, line));
+        }
+    });
+
+    let on_keydown = move |ev: web_sys::KeyboardEvent| {
+        if (ev.ctrl_key() || ev.meta_key()) && ev.key() == "Enter" {
+            ev.prevent_default();
+            on_run.run(());
+            return;
+        }
+        match ev.key().as_str() {
+            "Escape" => tab_moves_focus.set(true),
+            "F9" => {
+                // The keyboard's way to the gutter: toggle a breakpoint on the caret's line.
+                ev.prevent_default();
+                let Some(area) = textarea.get_untracked() else { return };
+                let text = area.value();
+                let caret = area.selection_start().ok().flatten().unwrap_or(0) as usize;
+                let before: String = text
+                    .encode_utf16()
+                    .take(caret)
+                    .map(|u| if u == 10 { '\n' } else { 'x' })
+                    .collect();
+                let line = before.matches('\n').count() as u32 + 1;
+                if analysis.with_untracked(|a| a.statement_lines.contains(&line)) {
+                    breakpoints.update(|b| {
+                        if !b.remove(&line) {
+                            b.insert(line);
+                        }
+                    });
+                }
+            }
+            "Tab" if !tab_moves_focus.get_untracked() && !ev.ctrl_key() && !ev.alt_key() && !ev.meta_key() => {
+                ev.prevent_default();
+                let Some(area) = textarea.get_untracked() else { return };
+                let (start, end) = (
+                    area.selection_start().ok().flatten().unwrap_or(0),
+                    area.selection_end().ok().flatten().unwrap_or(0),
+                );
+                let (from, to, text, selection) = reindent(&area.value(), start, end, ev.shift_key());
+                let typed = insert_text(&area, from, to, &text);
+                let _ = area.set_selection_range(selection.0, selection.1);
+                if !typed {
+                    code.set(area.value());
+                }
+            }
+            _ => tab_moves_focus.set(false),
+        }
+    };
+
+    view! {
+        <div class="code-scroll">
+            <div class="code-grid">
+                <div
+                    class="gutter"
+                    node_ref=gutter_ref
+                    aria-label="Line numbers; click one that starts a statement to set or clear a breakpoint"
+                    inner_html=move || gutter.get()
+                    on:click=move |ev| {
+                        let line = ev
+                            .target()
+                            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                            .and_then(|e| e.closest("[data-line]").ok().flatten())
+                            .and_then(|e| e.get_attribute("data-line"))
+                            .and_then(|l| l.parse::<u32>().ok());
+                        if let Some(line) = line {
+                            breakpoints.update(|b| if !b.remove(&line) { b.insert(line); });
+                        }
+                    }
+                ></div>
+                <div class="code-cell">
+                    {move || {
+                        current_line
+                            .get()
+                            .map(|line| {
+                                view! {
+                                    <div
+                                        class="line-marker"
+                                        node_ref=marker_ref
+                                        aria-hidden="true"
+                                        style=format!("--line: {}", line.saturating_sub(1))
+                                    ></div>
+                                }
+                            })
+                    }}
+                    <pre class="highlight" aria-hidden="true" inner_html=move || highlighted.get()></pre>
+                    <textarea
+                        id="editor"
+                        class="code-input"
+                        data-testid="editor"
+                        node_ref=textarea
+                        wrap="off"
+                        spellcheck="false"
+                        autocomplete="off"
+                        autocapitalize="off"
+                        aria-label="Python code (Tab indents, Shift+Tab outdents, Escape then Tab leaves the editor, F9 toggles a breakpoint, Ctrl+Enter runs)"
+                        aria-keyshortcuts="Control+Enter"
+                        prop:readOnly=move || readonly.is_some_and(|r| r.get())
+                        prop:value=move || code.get()
+                        on:input=move |ev| code.set(event_target_value(&ev))
+                        on:keydown=on_keydown
+                    ></textarea>
+                </div>
+            </div>
+        </div>
+    }
+}
+
+/// The syntax errors, each a button that puts the caret where it is.
+#[component]
+pub fn ProblemList(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> impl IntoView {
+    view! {
+        <section class="problems" aria-labelledby="problems-heading">
+            <h3 id="problems-heading">
+                {move || match analysis.with(|a| a.problems.len()) {
+                    0 => "No syntax errors".to_owned(),
+                    1 => "1 syntax error".to_owned(),
+                    n => format!("{n} syntax errors"),
+                }}
+            </h3>
+            <ul data-testid="errors" class="problem-list">
+                {move || {
+                    analysis
+                        .with(|a| {
+                            a.problems
+                                .iter()
+                                .map(|problem| {
+                                    let offset = problem.offset;
+                                    let text = format!("Line {}:{} {}", problem.line, problem.column, problem.message);
+                                    view! {
+                                        <li>
+                                            <button
+                                                type="button"
+                                                class="problem"
+                                                on:click=move |_| {
+                                                    if let Some(area) = textarea.get_untracked() {
+                                                        reveal(&area, offset);
+                                                    }
+                                                }
+                                            >
+                                                {text}
+                                            </button>
+                                        </li>
+                                    }
+                                })
+                                .collect_view()
+                        })
+                }}
+            </ul>
+        </section>
+    }
+}
+
+/// Classes and functions, nested; a click moves the caret to the definition.
+#[component]
+pub fn Outline(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> impl IntoView {
+    view! {
+        <nav class="outline" aria-labelledby="outline-heading">
+            <h3 id="outline-heading">"Outline"</h3>
+            <ul data-testid="outline">
+                {move || {
+                    analysis
+                        .with(|a| {
+                            a.outline
+                                .iter()
+                                .map(|item| {
+                                    let offset = item.offset;
+                                    let class = format!("outline-item kind-{}", item.kind.keyword());
+                                    view! {
+                                        <li style=format!("padding-left: {}em", f64::from(item.depth) * 0.9)>
+                                            <button
+                                                type="button"
+                                                class=class
+                                                title=format!("Line {}", item.line)
+                                                on:click=move |_| {
+                                                    if let Some(area) = textarea.get_untracked() {
+                                                        reveal(&area, offset);
+                                                    }
+                                                }
+                                            >
+                                                <span class="kw">{item.kind.keyword()}</span>
+                                                " "
+                                                {item.name.clone()}
+                                            </button>
+                                        </li>
+                                    }
+                                })
+                                .collect_view()
+                        })
+                }}
+            </ul>
+            <Show when=move || analysis.with(|a| a.outline.is_empty())>
+                <p class="empty">"No classes or functions yet."</p>
+            </Show>
+        </nav>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tab_at_a_caret_inserts_spaces_to_the_next_stop() {
+        assert_eq!(reindent("ab", 2, 2, false), (2, 2, "  ".into(), (4, 4)));
+        assert_eq!(reindent("x\n", 2, 2, false), (2, 2, "    ".into(), (6, 6)));
+    }
+
+    #[test]
+    fn tab_and_shift_tab_move_whole_lines() {
+        let text = "a\n  b\nc\n";
+        let (from, to, new, selection) = reindent(text, 0, 5, false);
+        assert_eq!((from, to, new.as_str()), (0, 5, "    a\n      b"));
+        assert_eq!(selection, (0, 13));
+        let (from, to, new, _) = reindent("    a\n  b\nc", 0, 9, true);
+        assert_eq!((from, to, new.as_str()), (0, 9, "a\nb"));
+        // Shift+Tab at a caret outdents its line and keeps the caret on its text.
+        assert_eq!(reindent("        x", 8, 8, true), (0, 9, "    x".into(), (4, 4)));
+        // A selection ending at a line start leaves that line alone.
+        assert_eq!(reindent("a\nb\n", 0, 2, false).2, "    a");
+    }
+
+    #[test]
+    fn the_gutter_offers_breakpoints_on_statements_only() {
+        let analysis = SyntaxDocument::new("def f():\n\n    return 1\n").analyse();
+        let html = gutter_html(&analysis, &BTreeSet::from([3]), Some(1));
+        assert!(html.contains(r#"class="ln current can-break" data-line="1""#));
+        assert!(html.contains(r#"<span class="ln">2</span>"#));
+        assert!(html.contains(r#"class="ln breakpoint can-break" data-line="3""#));
+        assert!(html.contains(r#"aria-pressed="true""#));
+    }
+}

@@ -1,0 +1,207 @@
+//! Browser benchmarks (headless Chromium), each reported as a ratio against a baseline
+//! measured in the same run. Ignored by `cargo xtask test`; run them with
+//! `cargo xtask bench-frontend`.
+#![cfg(target_arch = "wasm32")]
+#![allow(clippy::print_stdout)]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use replayground_frontend::debugger::{DebuggerPanel, Session};
+use replayground_frontend::examples::EXAMPLES;
+use replayground_frontend::syntax::SyntaxDocument;
+use replayground_shared::trace::{Binding, Frame, Shape, Value};
+use replayground_shared::{Event, EventKind, Outcome, StateTree, Stop, Trace};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
+use web_sys::HtmlElement;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn now() -> f64 {
+    window().performance().expect("performance").now()
+}
+
+/// Milliseconds per call of `f`, over `n` calls.
+fn time(n: usize, mut f: impl FnMut(usize)) -> f64 {
+    let start = now();
+    for i in 0..n {
+        f(i);
+    }
+    (now() - start) / n as f64
+}
+
+fn two_thousand_lines() -> String {
+    let mut text = String::new();
+    while text.lines().count() < 2000 {
+        for example in EXAMPLES {
+            text.push_str(example.code);
+            text.push('\n');
+        }
+    }
+    text.lines().take(2000).collect::<Vec<_>>().join("\n")
+}
+
+#[wasm_bindgen_test]
+#[ignore = "benchmark: cargo xtask bench-frontend"]
+fn parse_and_highlight_a_2000_line_file() {
+    let text = two_thousand_lines();
+    let _ = SyntaxDocument::new(&text); // first parse: allocations, page faults
+    let full = time(10, |_| {
+        let doc = SyntaxDocument::new(&text);
+        std::hint::black_box(doc.highlight_html());
+    });
+    let parse_only = time(10, |_| {
+        std::hint::black_box(SyntaxDocument::new(&text));
+    });
+    let mut doc = SyntaxDocument::new(&text);
+    let middle = text.len() / 2 - (text.len() / 2 - text[..text.len() / 2].rfind('\n').unwrap());
+    let typed = format!("{}x{}", &text[..middle], &text[middle..]);
+    let keystroke = time(40, |i| {
+        doc.update(if i % 2 == 0 { &typed } else { &text });
+        std::hint::black_box(doc.highlight_html());
+        std::hint::black_box(doc.analyse());
+    });
+    let reparse_only = time(40, |i| {
+        doc.update(if i % 2 == 0 { &typed } else { &text });
+    });
+    console_log!(
+        "bench: 2,000-line file: warm full parse {parse_only:.2} ms; full parse + highlight {full:.2} ms; \
+         one keystroke: incremental re-parse {reparse_only:.2} ms, re-parse + re-highlight + outline/errors {keystroke:.2} ms \
+         (target < 5 ms) = {:.2}x of a full parse + highlight",
+        keystroke / full
+    );
+}
+
+/// A run of `calls` calls of `f` from a module loop: 4 events per call.
+fn synthetic_trace(calls: usize) -> Trace {
+    let mut trace = Trace::empty(Outcome::Finished);
+    trace.frames.push(Frame {
+        function: "<module>".into(),
+        parent: None,
+        depth: 0,
+        is_generator: false,
+        called_from_library: false,
+    });
+    let event = |kind, frame, line, locals: Vec<Binding>, value| Event {
+        kind,
+        frame,
+        line,
+        locals,
+        value,
+        stdout_len: 0,
+        stderr_len: 0,
+        internal: false,
+        generator_exit: false,
+    };
+    trace.events.push(event(EventKind::Call, 0, 1, vec![], None));
+    for i in 0..calls {
+        let v = trace.values.len() as u32;
+        trace.values.push(Value {
+            repr: i.to_string(),
+            type_name: "int".into(),
+            object_id: i as u64,
+            shape: Shape::Scalar,
+        });
+        let frame = trace.frames.len() as u32;
+        trace.frames.push(Frame {
+            function: "f".into(),
+            parent: Some(0),
+            depth: 1,
+            is_generator: false,
+            called_from_library: false,
+        });
+        let i_binding = vec![Binding {
+            name: "i".into(),
+            value: v,
+        }];
+        let x_binding = vec![Binding {
+            name: "x".into(),
+            value: v,
+        }];
+        trace.events.push(event(EventKind::Line, 0, 3, i_binding, None));
+        trace
+            .events
+            .push(event(EventKind::Call, frame, 1, x_binding.clone(), None));
+        trace
+            .events
+            .push(event(EventKind::Line, frame, 2, x_binding.clone(), None));
+        trace
+            .events
+            .push(event(EventKind::Return, frame, 2, x_binding, Some(v)));
+    }
+    trace
+}
+
+async fn settle() {
+    leptos::task::tick().await;
+    leptos::task::tick().await;
+}
+
+/// Milliseconds per click of `test_id` (step + re-render), over `n` clicks.
+async fn ms_per_click(session: Arc<Session>, ids: &[&str], n: usize) -> f64 {
+    let div = document().create_element("div").unwrap();
+    document().body().unwrap().append_child(&div).unwrap();
+    let root: HtmlElement = div.unchecked_into();
+    let breakpoints = RwSignal::new(BTreeSet::new());
+    let stop = RwSignal::new(session.tree.initial_stop());
+    let _panel = leptos::mount::mount_to(
+        root.clone(),
+        move || view! { <DebuggerPanel session breakpoints stop /> },
+    );
+    settle().await;
+    let buttons: Vec<HtmlElement> = ids
+        .iter()
+        .map(|id| {
+            root.query_selector(&format!("[data-testid=\"{id}\"]"))
+                .unwrap()
+                .unwrap()
+                .unchecked_into()
+        })
+        .collect();
+    let start = now();
+    for i in 0..n {
+        buttons[i % buttons.len()].click();
+        settle().await;
+        // Force style and layout, as a frame would.
+        let _ = root.offset_height();
+    }
+    (now() - start) / n as f64
+}
+
+#[wasm_bindgen_test]
+#[ignore = "benchmark: cargo xtask bench-frontend"]
+async fn step_through_a_100000_event_trace() {
+    let started = now();
+    let big = StateTree::new(synthetic_trace(25_000)).unwrap();
+    let index_ms = now() - started;
+    assert_eq!(big.len(), 100_001);
+    let mut breakpoints = BTreeSet::new();
+    let navigation = time(1000, |i| {
+        std::hint::black_box(big.step(
+            Stop::Event(50_000 + i),
+            replayground_shared::Action::StepOver,
+            &mut breakpoints,
+        ));
+    });
+    let big = Arc::new(Session {
+        code: "def f(x):\n    return x\nfor i in range(25000):\n    f(i)\n".into(),
+        tree: big,
+    });
+    let small_trace: Trace = serde_json::from_str(include_str!("fixtures/double.json")).unwrap();
+    let small = Arc::new(Session {
+        code: include_str!("fixtures/double.py").into(),
+        tree: StateTree::new(small_trace).unwrap(),
+    });
+    let small_ms = ms_per_click(small, &["step-into", "step-back"], 100).await;
+    let big_ms = ms_per_click(Arc::clone(&big), &["step-into"], 100).await;
+    let big_over_ms = ms_per_click(big, &["step-over", "step-back-over"], 100).await;
+    console_log!(
+        "bench: 100,001-event trace: indexing {index_ms:.0} ms; StateTree::step alone {:.4} ms; \
+         step + re-render {big_ms:.2} ms (step into), {big_over_ms:.2} ms (step over / back over) (target < 16 ms) \
+         = {:.2}x of the same on an 8-event trace ({small_ms:.2} ms)",
+        navigation,
+        big_ms / small_ms
+    );
+}

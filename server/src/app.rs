@@ -1,0 +1,322 @@
+//! What every request and session shares: configuration, the tracer, the share store,
+//! the job queue, metrics, the per-client rate limiter and the shutdown signals.
+
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::ops::Deref;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::HeaderName;
+use governor::clock::Clock as _;
+use replayground_shared::Trace;
+use tokio_util::sync::CancellationToken;
+
+use crate::jobs::{JobQueue, Shutdown, TraceJob};
+use crate::metrics::{Metrics, outcome_label};
+use crate::runner::{TraceAssembler, TraceRun, Tracer};
+use crate::sandbox::{Job, RunLimits, SandboxError, Termination};
+use crate::store::Store;
+
+/// Settings of the HTTP server and its WebSocket sessions. The defaults are the
+/// documented defaults of `replayground serve` (README, "Configuration").
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The built browser app (index.html and its hashed assets); `None` serves the API only.
+    pub static_dir: Option<PathBuf>,
+    /// Sandbox jobs that run at once. Default 4.
+    pub max_jobs: usize,
+    /// Jobs that may wait for a free slot; more are refused with 429 at once. Default 32.
+    pub max_queued_jobs: usize,
+    /// How long a queued job waits before it is refused with 429. Default 10 s.
+    pub queue_timeout: Duration,
+    /// Sustained API requests (and WebSocket jobs) per second per client IP; 0 turns the
+    /// limit off. Default 10.
+    pub rate_limit_per_second: u32,
+    /// Requests a client may make in a burst above the sustained rate. Default 100.
+    pub rate_limit_burst: u32,
+    /// A header that carries the client's IP (set by a reverse proxy you run), e.g.
+    /// `x-forwarded-for` (its last address counts). Default: none, the peer address counts.
+    pub client_ip_header: Option<HeaderName>,
+    /// How long running jobs may finish after SIGTERM or Ctrl-C before they are cancelled. Default 10 s.
+    pub shutdown_grace: Duration,
+    pub ws: WsConfig,
+}
+
+/// WebSocket session settings.
+#[derive(Debug, Clone)]
+pub struct WsConfig {
+    /// The `hello` must arrive within this. Default 5 s.
+    pub handshake_timeout: Duration,
+    /// A session without messages or running jobs for this long is closed. Default 5 min.
+    pub idle_timeout: Duration,
+    /// A session is closed this long after it opened. Default 1 h.
+    pub session_timeout: Duration,
+    /// Largest client message. Default 512 KiB (a 100 KB program and 100 KB of input,
+    /// JSON-escaped, fit).
+    pub max_message_bytes: usize,
+    /// Jobs one session may run at once. Default 2.
+    pub max_jobs_per_session: usize,
+    /// Server messages waiting to be written to one client; trace chunks wait for room,
+    /// other messages finding it full close the session. Default 64.
+    pub outbound_queue: usize,
+    /// A client that accepts no data for this long is disconnected. Default 30 s.
+    pub send_timeout: Duration,
+    /// Events per `trace_chunk`. Default 2000.
+    pub events_per_chunk: usize,
+}
+
+impl Default for WsConfig {
+    fn default() -> Self {
+        Self {
+            handshake_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(5 * 60),
+            session_timeout: Duration::from_secs(60 * 60),
+            max_message_bytes: 512 * 1024,
+            max_jobs_per_session: 2,
+            outbound_queue: 64,
+            send_timeout: Duration::from_secs(30),
+            events_per_chunk: 2000,
+        }
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            static_dir: None,
+            max_jobs: 4,
+            max_queued_jobs: 32,
+            queue_timeout: Duration::from_secs(10),
+            rate_limit_per_second: 10,
+            rate_limit_burst: 100,
+            client_ip_header: None,
+            shutdown_grace: Duration::from_secs(10),
+            ws: WsConfig::default(),
+        }
+    }
+}
+
+/// Shared by every request; cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<App>);
+
+impl Deref for AppState {
+    type Target = App;
+
+    fn deref(&self) -> &App {
+        &self.0
+    }
+}
+
+pub struct App {
+    pub config: ServerConfig,
+    pub tracer: Tracer,
+    pub store: Store,
+    pub jobs: JobQueue,
+    pub metrics: Arc<Metrics>,
+    pub limiter: Option<ClientLimiter>,
+    pub shutdown: Shutdown,
+    sandbox_health: Mutex<Option<(Instant, Result<(), String>)>>,
+    /// One sandbox probe at a time.
+    probe: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("config", &self.config)
+            .field("tracer", &self.tracer)
+            .field("store", &self.store.backend())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a trace job ended without a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the job was cancelled")]
+    Cancelled,
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+}
+
+/// A healthy sandbox is probed again after this long without a successful run.
+const HEALTHY_FOR: Duration = Duration::from_secs(30);
+/// A broken sandbox is probed again after this long.
+const UNHEALTHY_FOR: Duration = Duration::from_secs(5);
+
+impl AppState {
+    pub fn new(tracer: Tracer, store: Store, config: ServerConfig) -> Self {
+        let metrics = Arc::new(Metrics::new());
+        let jobs = JobQueue::new(
+            config.max_jobs,
+            config.max_queued_jobs,
+            config.queue_timeout,
+            Arc::clone(&metrics),
+        );
+        let limiter = ClientLimiter::new(config.rate_limit_per_second, config.rate_limit_burst);
+        Self(Arc::new(App {
+            config,
+            tracer,
+            store,
+            jobs,
+            metrics,
+            limiter,
+            shutdown: Shutdown::new(),
+            sandbox_health: Mutex::new(None),
+            probe: tokio::sync::Mutex::new(()),
+        }))
+    }
+}
+
+impl App {
+    /// Traces `job` (the caller holds its job slot), showing `observe` the assembler as
+    /// the tracer's output arrives. `cancel` kills the sandbox.
+    pub async fn run_trace(
+        &self,
+        job: &TraceJob,
+        cancel: &CancellationToken,
+        observe: &mut (dyn FnMut(&TraceAssembler) + Send),
+    ) -> Result<TraceRun, RunError> {
+        let mut limits = self.tracer.limits().clone();
+        if let Some(steps) = job.max_steps {
+            limits.max_events = limits.max_events.min(steps.get());
+        }
+        let started = Instant::now();
+        // Dropping the run future kills the sandboxed process group (kill_on_drop).
+        let result = tokio::select! {
+            result = self.tracer.run_observed(&job.code, &job.stdin, &limits, observe) => result,
+            () = cancel.cancelled() => {
+                self.metrics.run("cancelled", started.elapsed());
+                return Err(RunError::Cancelled);
+            }
+        };
+        match &result {
+            Ok(run) => {
+                self.metrics.run(outcome_label(&run.trace.outcome), started.elapsed());
+                self.note_sandbox(Ok(()));
+            }
+            Err(e) => {
+                self.metrics.run("sandbox_error", started.elapsed());
+                tracing::error!("the sandbox could not run a program: {e}");
+                if !matches!(e, SandboxError::Busy { .. }) {
+                    self.note_sandbox(Err(e.to_string()));
+                }
+            }
+        }
+        Ok(result?)
+    }
+
+    fn note_sandbox(&self, result: Result<(), String>) {
+        if let Ok(mut health) = self.sandbox_health.lock() {
+            *health = Some((Instant::now(), result));
+        }
+    }
+
+    /// Whether the sandbox can run programs: the last run's verdict while recent, else a
+    /// trial run of `/bin/true`.
+    pub async fn check_sandbox(&self) -> Result<(), String> {
+        let recent = |health: &Option<(Instant, Result<(), String>)>| match health {
+            Some((at, Ok(()))) if at.elapsed() < HEALTHY_FOR => Some(Ok(())),
+            Some((at, Err(e))) if at.elapsed() < UNHEALTHY_FOR => Some(Err(e.clone())),
+            _ => None,
+        };
+        if let Some(verdict) = self.sandbox_health.lock().ok().and_then(|h| recent(&h)) {
+            return verdict;
+        }
+        let _one_at_a_time = self.probe.lock().await;
+        if let Some(verdict) = self.sandbox_health.lock().ok().and_then(|h| recent(&h)) {
+            return verdict;
+        }
+        let job = Job {
+            program: PathBuf::from("/bin/true"),
+            args: Vec::new(),
+            stdin: Vec::new(),
+            limits: RunLimits {
+                wall_time: Duration::from_secs(5),
+                ..RunLimits::default()
+            },
+        };
+        let verdict =
+            match tokio::time::timeout(Duration::from_secs(10), self.tracer.sandbox().run(job, &mut |_| {})).await {
+                Ok(Ok(report)) if report.termination == Termination::Exited(0) => Ok(()),
+                Ok(Ok(report)) => Err(format!(
+                    "a trial run in the sandbox ended with {:?}: {}",
+                    report.termination,
+                    report.stderr.trim()
+                )),
+                Ok(Err(SandboxError::Busy { .. })) => Ok(()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err("a trial run in the sandbox did not finish within 10 s".to_owned()),
+            };
+        self.note_sandbox(verdict.clone());
+        verdict
+    }
+}
+
+/// Requests per client IP: a GCRA token bucket per address (`governor`).
+pub struct ClientLimiter {
+    limiter: governor::DefaultKeyedRateLimiter<IpAddr>,
+}
+
+impl ClientLimiter {
+    /// `None` when `per_second` is 0 (no limit).
+    pub fn new(per_second: u32, burst: u32) -> Option<Self> {
+        let per_second = NonZeroU32::new(per_second)?;
+        let burst = NonZeroU32::new(burst).unwrap_or(per_second);
+        let quota = governor::Quota::per_second(per_second).allow_burst(burst);
+        Some(Self {
+            limiter: governor::RateLimiter::keyed(quota),
+        })
+    }
+
+    /// `Err(wait)` when `ip` must wait before its next request.
+    pub fn check(&self, ip: IpAddr) -> Result<(), Duration> {
+        self.limiter
+            .check_key(&ip)
+            .map_err(|not_until| not_until.wait_time_from(self.limiter.clock().now()))
+    }
+
+    /// Forgets clients whose buckets are full again, so memory follows active clients.
+    pub fn forget_idle(&self) {
+        self.limiter.retain_recent();
+        self.limiter.shrink_to_fit();
+    }
+
+    pub fn clients(&self) -> usize {
+        self.limiter.len()
+    }
+}
+
+/// Whole seconds to wait, at least 1 (`Retry-After` takes integers).
+pub fn retry_after_secs(wait: Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+}
+
+/// A trace in the shape the protocol promises: an outcome the client can show.
+pub fn is_traceable(trace: &Trace) -> bool {
+    !matches!(trace.outcome, replayground_shared::Outcome::Crashed { .. })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limiter_keys_by_address() {
+        let limiter = ClientLimiter::new(1, 2).unwrap();
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let b: IpAddr = "127.0.0.2".parse().unwrap();
+        assert!(limiter.check(a).is_ok());
+        assert!(limiter.check(a).is_ok());
+        let wait = limiter.check(a).unwrap_err();
+        assert!(wait <= Duration::from_secs(1), "{wait:?}");
+        assert!(limiter.check(b).is_ok(), "another client has its own bucket");
+        assert!(ClientLimiter::new(0, 10).is_none());
+        assert_eq!(retry_after_secs(Duration::from_millis(1)), 1);
+        assert_eq!(retry_after_secs(Duration::from_millis(1500)), 2);
+        assert_eq!(retry_after_secs(Duration::from_secs(3)), 3);
+    }
+}

@@ -1,0 +1,272 @@
+//! The neural debugger's command-line subcommands: `corpus`, `train`, `predict`, `eval`.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use replayground_shared::trace_lang::{self, Direction, Trajectory, normalize_state};
+use replayground_shared::{Action, StateTree};
+
+use super::corpus::{self, CorpusConfig};
+use super::dedup::Reference;
+use super::eval;
+use super::infer::{NeuralDebugger, Sampling};
+use super::policy::Policy;
+use super::train::{self, TrainConfig};
+use crate::runner::Tracer;
+use crate::sandbox::{RunLimits, Sandbox};
+
+/// Where CruxEval lives in a checkout (evaluation only; the corpus is checked against it).
+const CRUXEVAL: &str = "../shared/data/cruxeval/cruxeval.jsonl";
+
+#[derive(Debug, Clone, Args)]
+pub struct CorpusArgs {
+    /// Output folder (programs.jsonl, train.jsonl, heldout.jsonl, manifest.json).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Programs to generate.
+    #[arg(long, default_value_t = 2000)]
+    pub programs: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 4)]
+    pub trajectories_per_program: usize,
+    /// Sandbox jobs at once.
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    /// CruxEval problems whose near-copies are left out (`none` to skip).
+    #[arg(long, value_name = "FILE", default_value = CRUXEVAL)]
+    pub cruxeval: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TrainArgs {
+    /// A folder made by `replayground corpus`.
+    #[arg(long, value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// Checkpoint folder (resumes when it holds one).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[arg(long, default_value_t = 2000)]
+    pub steps: usize,
+    #[arg(long, default_value_t = 8)]
+    pub batch_size: usize,
+    #[arg(long, default_value_t = 512)]
+    pub context: usize,
+    #[arg(long, default_value_t = 256)]
+    pub hidden_size: usize,
+    #[arg(long, default_value_t = 4)]
+    pub layers: usize,
+    #[arg(long, default_value_t = 8)]
+    pub heads: usize,
+    #[arg(long, default_value_t = 4096)]
+    pub vocab_size: usize,
+    #[arg(long = "lr", default_value_t = 1e-3)]
+    pub learning_rate: f64,
+    #[arg(long, default_value_t = 100)]
+    pub warmup_steps: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 100)]
+    pub checkpoint_every: usize,
+    #[arg(long, default_value_t = 50)]
+    pub eval_every: usize,
+    /// Stop after this many steps of this run (the schedule still spans --steps).
+    #[arg(long)]
+    pub stop_after: Option<usize>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PredictArgs {
+    pub file: PathBuf,
+    #[arg(long, default_value = "")]
+    pub actions: String,
+    #[arg(long, value_name = "DIR")]
+    pub model: PathBuf,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SamplingArgs {
+    /// 0 = greedy.
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f64,
+    #[arg(long)]
+    pub top_p: Option<f64>,
+    #[arg(long, default_value_t = 0)]
+    pub sample_seed: u64,
+    #[arg(long, default_value_t = 256)]
+    pub max_tokens: usize,
+}
+
+impl SamplingArgs {
+    fn sampling(&self) -> Sampling {
+        Sampling {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            seed: self.sample_seed,
+            max_tokens: self.max_tokens,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    /// `next-state` (held-out trajectories of a corpus).
+    #[arg(long, default_value = "next-state")]
+    pub suite: String,
+    #[arg(long, value_name = "DIR")]
+    pub model: PathBuf,
+    /// For next-state: a corpus `heldout.jsonl`.
+    #[arg(long, value_name = "FILE")]
+    pub data: PathBuf,
+    #[arg(long, default_value_t = 500)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    /// Print only the JSON report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn corpus(
+    args: &CorpusArgs,
+    sandbox: Arc<dyn Sandbox>,
+    python: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    let reference = if args.cruxeval == "none" {
+        Reference::default()
+    } else {
+        Reference::load_cruxeval(std::path::Path::new(&args.cruxeval)).map_err(|e| {
+            anyhow::anyhow!("{e}; pass --cruxeval FILE, or --cruxeval none to build without the CruxEval check")
+        })?
+    };
+    let tracer = Arc::new(Tracer::new(
+        sandbox,
+        python,
+        RunLimits {
+            max_events: 5_000,
+            ..RunLimits::default()
+        },
+    ));
+    let config = CorpusConfig {
+        out: args.out.clone(),
+        programs: args.programs,
+        seed: args.seed,
+        trajectories_per_program: args.trajectories_per_program,
+        jobs: args.jobs,
+        policy: Policy::default(),
+        heldout_every: 10,
+    };
+    let stats = corpus::build(&config, tracer, &reference).await?;
+    eprintln!("{}", serde_json::to_string_pretty(&stats)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
+    let config = TrainConfig {
+        corpus: args.corpus.clone(),
+        out: args.out.clone(),
+        steps: args.steps,
+        batch_size: args.batch_size,
+        context: args.context,
+        hidden_size: args.hidden_size,
+        layers: args.layers,
+        heads: args.heads,
+        vocab_size: args.vocab_size,
+        learning_rate: args.learning_rate,
+        warmup_steps: args.warmup_steps,
+        weight_decay: 0.1,
+        max_grad_norm: 1.0,
+        seed: args.seed,
+        checkpoint_every: args.checkpoint_every,
+        eval_every: args.eval_every,
+        stop_after: args.stop_after,
+    };
+    let state = train::train(&config)?;
+    eprintln!(
+        "trained {} steps, {} tokens in {:.0} s; checkpoint in {}",
+        state.step,
+        state.tokens_seen,
+        state.seconds,
+        args.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Per action: the model's prediction beside the real stop (same fields as `debug`).
+pub fn predict(args: &PredictArgs, tree: &StateTree, code: &str) -> anyhow::Result<ExitCode> {
+    let actions = Action::parse_list(&args.actions)?;
+    let mut debugger = NeuralDebugger::load(&args.model)?;
+    let real = trace_lang::record(tree, code, &actions, Direction::Forward);
+    let mut out = std::io::stdout().lock();
+    for k in 1..real.steps.len() {
+        let Some(action) = real.steps[k].action else { continue };
+        let prefix = Trajectory {
+            code: real.code.clone(),
+            direction: Direction::Forward,
+            steps: real.steps[..k].to_vec(),
+        };
+        let mut prompt = trace_lang::serialize(&prefix)?;
+        prompt.push_str(&trace_lang::action_text(action));
+        prompt.push('\n');
+        let previous = &real.steps[k - 1].state;
+        let prediction = debugger.predict(&prompt, Some(previous), &args.sampling.sampling(), &mut |_| {})?;
+        let expected = normalize_state(&real.steps[k].state);
+        let (predicted, error, matches, differences) = match &prediction.state {
+            Ok(state) => {
+                let state = normalize_state(state);
+                let diff = state.differences(&expected);
+                (Some(state), None, diff.is_empty(), diff)
+            }
+            Err(e) => (None, Some(e.clone()), false, vec!["unparsed".to_owned()]),
+        };
+        let line = serde_json::json!({
+            "action": action.name(),
+            "predicted": predicted,
+            "parse_error": error,
+            "real": expected,
+            "match": matches,
+            "differences": differences,
+        });
+        writeln!(out, "{line}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn eval(args: &EvalArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.suite == "next-state",
+        "the suite `{}` is not available yet; this build evaluates `next-state`",
+        args.suite
+    );
+    let mut debugger = NeuralDebugger::load(&args.model)?;
+    let trajectories = eval::load_trajectories(&args.data)?;
+    let bar = indicatif::ProgressBar::new(args.limit as u64);
+    let report = eval::next_state(
+        &mut debugger,
+        &trajectories,
+        args.limit,
+        &args.sampling.sampling(),
+        &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        },
+    )?;
+    bar.finish_and_clear();
+    let json = serde_json::to_string_pretty(&report)?;
+    writeln!(std::io::stdout().lock(), "{json}")?;
+    if !args.json {
+        eprintln!(
+            "next-state exact match {:.1}% on {} (copy baseline {:.1}%, next-line baseline {:.1}%)",
+            100.0 * report.pass_at_1,
+            report.n,
+            100.0 * report.baselines.get("copy").map_or(0.0, |s| s.accuracy),
+            100.0 * report.baselines.get("next_line").map_or(0.0, |s| s.accuracy),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

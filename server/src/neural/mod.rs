@@ -1,0 +1,13 @@
+//! The neural debugger's data pipeline (arXiv 2603.09951): generated programs, their
+//! real traces, and trajectories in the trace language sampled by a debugger policy.
+
+pub mod commands;
+pub mod corpus;
+pub mod dedup;
+pub mod eval;
+pub mod generator;
+pub mod infer;
+pub mod model;
+pub mod policy;
+pub mod tokenizer;
+pub mod train;

@@ -1,0 +1,559 @@
+//! The WebSocket API: handshake, streamed traces (fake and real sandbox), live chunks,
+//! cancellation, bad messages, limits, timeouts, slow clients and shutdown.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Fake, Running, fake, real_sandbox, sqlite_store, start, state, stream};
+use futures_util::{SinkExt as _, StreamExt as _};
+use replayground_server::app::{ServerConfig, WsConfig};
+use replayground_shared::protocol::{
+    ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, TraceAssembler, TraceRequest,
+};
+use replayground_shared::{Outcome, Trace};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+fn config(ws: WsConfig) -> ServerConfig {
+    ServerConfig {
+        rate_limit_per_second: 0,
+        ws,
+        ..ServerConfig::default()
+    }
+}
+
+async fn server(
+    sandbox: Arc<dyn replayground_server::sandbox::Sandbox>,
+    config: ServerConfig,
+) -> (Running, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(state(sandbox, sqlite_store(dir.path()).await, config)).await;
+    (running, dir)
+}
+
+async fn connect(running: &Running) -> Socket {
+    let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/api/ws", running.addr))
+        .await
+        .unwrap();
+    socket
+}
+
+async fn send(socket: &mut Socket, message: &ClientMessage) {
+    socket
+        .send(Message::Text(serde_json::to_string(message).unwrap().into()))
+        .await
+        .unwrap();
+}
+
+async fn send_text(socket: &mut Socket, text: &str) {
+    socket.send(Message::Text(text.to_owned().into())).await.unwrap();
+}
+
+#[derive(Debug)]
+enum Received {
+    Message(ServerMessage),
+    Closed(Option<CloseFrame>),
+}
+
+async fn receive(socket: &mut Socket) -> Received {
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(20), socket.next())
+            .await
+            .expect("the server answers within 20 s");
+        match next {
+            Some(Ok(Message::Text(text))) => {
+                return Received::Message(serde_json::from_str(text.as_str()).unwrap());
+            }
+            Some(Ok(Message::Close(frame))) => return Received::Closed(frame),
+            Some(Ok(_)) => {}
+            Some(Err(_)) | None => return Received::Closed(None),
+        }
+    }
+}
+
+async fn message(socket: &mut Socket) -> ServerMessage {
+    match receive(socket).await {
+        Received::Message(m) => m,
+        Received::Closed(frame) => panic!("closed: {frame:?}"),
+    }
+}
+
+/// Reads until the session closes; returns the close frame and the messages before it.
+async fn closed(socket: &mut Socket) -> (Option<CloseFrame>, Vec<ServerMessage>) {
+    let mut before = Vec::new();
+    loop {
+        match receive(socket).await {
+            Received::Message(m) => before.push(m),
+            Received::Closed(frame) => return (frame, before),
+        }
+    }
+}
+
+async fn hello(socket: &mut Socket) {
+    send(
+        socket,
+        &ClientMessage::Hello {
+            seq: 1,
+            protocol: PROTOCOL_VERSION,
+        },
+    )
+    .await;
+    assert!(matches!(message(socket).await, ServerMessage::Welcome { .. }));
+}
+
+fn trace_message(seq: u64, code: &str) -> ClientMessage {
+    ClientMessage::Trace {
+        seq,
+        request: TraceRequest {
+            code: code.into(),
+            stdin: String::new(),
+            max_steps: None,
+        },
+    }
+}
+
+/// Reads one job's messages up to its end; the trace, and how many chunks carried it.
+async fn collect_trace(socket: &mut Socket, job: u64) -> Result<(Trace, usize), ServerMessage> {
+    let mut assembler = TraceAssembler::default();
+    let mut chunks = 0;
+    let mut started = false;
+    loop {
+        let m = message(socket).await;
+        assert_eq!(m.job(), Some(job), "{m:?}");
+        match m {
+            ServerMessage::TraceStart { .. } => started = true,
+            ServerMessage::TraceChunk {
+                frames, values, events, ..
+            } => {
+                assert!(started, "trace_start comes first");
+                chunks += 1;
+                assembler.push(frames, values, events);
+            }
+            ServerMessage::TraceEnd {
+                stdout,
+                stderr,
+                outcome,
+                ..
+            } => {
+                let trace = assembler.finish(stdout, stderr, outcome);
+                trace.validate().expect("the streamed trace is valid");
+                return Ok((trace, chunks));
+            }
+            other => return Err(other),
+        }
+    }
+}
+
+fn close_code(frame: Option<&CloseFrame>) -> u16 {
+    frame.map_or(0, |f| u16::from(f.code))
+}
+
+#[tokio::test]
+async fn hello_welcome_ping_pong_and_numbered_messages() {
+    let (running, _dir) = server(fake(Fake::Stream(stream(1))), config(WsConfig::default())).await;
+    let mut socket = connect(&running).await;
+    send(
+        &mut socket,
+        &ClientMessage::Hello {
+            seq: 10,
+            protocol: PROTOCOL_VERSION,
+        },
+    )
+    .await;
+    let ServerMessage::Welcome {
+        seq, protocol, limits, ..
+    } = message(&mut socket).await
+    else {
+        panic!("no welcome")
+    };
+    assert_eq!((seq, protocol), (1, PROTOCOL_VERSION));
+    assert_eq!(limits.idle_timeout_s, 300);
+    assert_eq!(limits.session_timeout_s, 3600);
+    assert_eq!(limits.events_per_chunk, 2000);
+    send(&mut socket, &ClientMessage::Ping { seq: 11 }).await;
+    assert_eq!(message(&mut socket).await, ServerMessage::Pong { seq: 2, reply_to: 11 });
+    assert_eq!(running.state.metrics.websockets_active.get(), 1);
+}
+
+#[tokio::test]
+async fn the_handshake_is_enforced() {
+    let ws = WsConfig {
+        handshake_timeout: Duration::from_millis(300),
+        ..WsConfig::default()
+    };
+    let (running, _dir) = server(fake(Fake::Stream(stream(1))), config(ws)).await;
+
+    // Silence.
+    let mut socket = connect(&running).await;
+    let (frame, before) = closed(&mut socket).await;
+    assert_eq!(close_code(frame.as_ref()), 1008);
+    assert!(
+        matches!(&before[..], [ServerMessage::Error { code: ErrorCode::Handshake, message, .. }] if message.contains("hello")),
+        "{before:?}"
+    );
+
+    // Something else first.
+    let mut socket = connect(&running).await;
+    send(&mut socket, &ClientMessage::Ping { seq: 1 }).await;
+    let (frame, before) = closed(&mut socket).await;
+    assert_eq!(close_code(frame.as_ref()), 1008);
+    assert!(matches!(
+        &before[..],
+        [ServerMessage::Error {
+            code: ErrorCode::Handshake,
+            ..
+        }]
+    ));
+
+    // Another protocol version.
+    let mut socket = connect(&running).await;
+    send(&mut socket, &ClientMessage::Hello { seq: 1, protocol: 99 }).await;
+    let (frame, before) = closed(&mut socket).await;
+    assert_eq!(close_code(frame.as_ref()), 1008);
+    assert!(
+        matches!(&before[..], [ServerMessage::Error { code: ErrorCode::Handshake, message, .. }] if message.contains("protocol 1")),
+        "{before:?}"
+    );
+
+    // Not JSON.
+    let mut socket = connect(&running).await;
+    send_text(&mut socket, "hello?").await;
+    let (frame, _) = closed(&mut socket).await;
+    assert_eq!(close_code(frame.as_ref()), 1008);
+}
+
+#[tokio::test]
+async fn a_trace_streams_in_chunks_that_reassemble() {
+    let ws = WsConfig {
+        events_per_chunk: 10,
+        ..WsConfig::default()
+    };
+    let (running, _dir) = server(fake(Fake::Stream(stream(25))), config(ws)).await;
+    let mut socket = connect(&running).await;
+    hello(&mut socket).await;
+    send(&mut socket, &trace_message(2, "x = 1")).await;
+    let (trace, chunks) = collect_trace(&mut socket, 2).await.unwrap();
+    assert_eq!(trace.events.len(), 25);
+    assert_eq!(trace.stdout, "hello\n");
+    assert_eq!(chunks, 3);
+}
+
+#[tokio::test]
+async fn a_real_program_traces_through_the_sandbox_over_the_websocket() {
+    let ws = WsConfig {
+        events_per_chunk: 20,
+        ..WsConfig::default()
+    };
+    let (running, _dir) = server(real_sandbox(), config(ws)).await;
+    let mut socket = connect(&running).await;
+    hello(&mut socket).await;
+    let code = "total = 0\nfor i in range(30):\n    total += i\nprint(total)\n";
+    send(&mut socket, &trace_message(2, code)).await;
+    let (trace, chunks) = collect_trace(&mut socket, 2).await.unwrap();
+    assert_eq!(trace.outcome, Outcome::Finished);
+    assert_eq!(trace.stdout, "435\n");
+    assert!(trace.events.len() > 60, "{} events", trace.events.len());
+    assert!(chunks >= 3, "{chunks} chunks");
+
+    // A syntax error is a trace too.
+    send(&mut socket, &trace_message(3, "print(")).await;
+    let (trace, _) = collect_trace(&mut socket, 3).await.unwrap();
+    assert!(
+        matches!(trace.outcome, Outcome::SyntaxError { .. }),
+        "{:?}",
+        trace.outcome
+    );
+
+    // Cancelling kills the program: `cancelled` arrives long before the sleep ends.
+    send(&mut socket, &trace_message(4, "import time\ntime.sleep(30)\n")).await;
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::TraceStart { job: 4, .. }
+    ));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let asked = std::time::Instant::now();
+    send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
+    loop {
+        match message(&mut socket).await {
+            ServerMessage::TraceChunk { .. } => {}
+            ServerMessage::Cancelled { job: 4, .. } => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(asked.elapsed() < Duration::from_secs(5), "{:?}", asked.elapsed());
+    assert_eq!(running.state.jobs.running(), 0);
+}
+
+#[tokio::test]
+async fn chunks_stream_while_the_program_still_runs() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let first = format!("{}{}", common::stream_head(), common::stream_events(0, 12));
+    let rest = format!("{}{}", common::stream_events(12, 30), common::stream_end());
+    let ws = WsConfig {
+        events_per_chunk: 5,
+        ..WsConfig::default()
+    };
+    let (running, _dir) = server(fake(Fake::Gated(first, rest, Arc::clone(&gate))), config(ws)).await;
+    let mut socket = connect(&running).await;
+    hello(&mut socket).await;
+    send(&mut socket, &trace_message(2, "x = 1")).await;
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::TraceStart { job: 2, .. }
+    ));
+    // The "program" is blocked on the gate: these chunks were streamed live.
+    let mut assembler = TraceAssembler::default();
+    let mut live_events = 0;
+    while live_events < 10 {
+        let ServerMessage::TraceChunk {
+            frames, values, events, ..
+        } = message(&mut socket).await
+        else {
+            panic!("expected a live chunk")
+        };
+        live_events += events.len();
+        assembler.push(frames, values, events);
+    }
+    gate.notify_one();
+    loop {
+        match message(&mut socket).await {
+            ServerMessage::TraceChunk {
+                frames, values, events, ..
+            } => assembler.push(frames, values, events),
+            ServerMessage::TraceEnd {
+                stdout,
+                stderr,
+                outcome,
+                ..
+            } => {
+                let trace = assembler.finish(stdout, stderr, outcome);
+                trace.validate().unwrap();
+                assert_eq!(trace.events.len(), 30);
+                for (i, event) in trace.events.iter().enumerate() {
+                    assert_eq!(event.line as usize, i + 1);
+                }
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn bad_messages_get_errors_and_the_session_goes_on() {
+    let ws = WsConfig {
+        max_jobs_per_session: 1,
+        ..WsConfig::default()
+    };
+    let (running, _dir) = server(fake(Fake::Slow(Duration::from_secs(30), stream(1))), config(ws)).await;
+    let mut socket = connect(&running).await;
+    hello(&mut socket).await;
+
+    let expect_error = |m: ServerMessage, want: ErrorCode| match m {
+        ServerMessage::Error { code, message, .. } if code == want => {
+            assert!(message.ends_with('.'), "{message}");
+            message
+        }
+        other => panic!("wanted {want:?}, got {other:?}"),
+    };
+    send_text(&mut socket, "{not json").await;
+    expect_error(message(&mut socket).await, ErrorCode::BadMessage);
+    send_text(&mut socket, r#"{"type":"launch","seq":5}"#).await;
+    let m = message(&mut socket).await;
+    assert!(matches!(m, ServerMessage::Error { reply_to: Some(5), .. }), "{m:?}");
+    send_text(&mut socket, r#"{"type":"ping","seq":6,"extra":true}"#).await;
+    expect_error(message(&mut socket).await, ErrorCode::BadMessage);
+    socket.send(Message::Binary(vec![1, 2, 3].into())).await.unwrap();
+    expect_error(message(&mut socket).await, ErrorCode::BadMessage);
+    send(&mut socket, &ClientMessage::Ping { seq: 7 }).await;
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::Pong { reply_to: 7, .. }
+    ));
+    send(&mut socket, &ClientMessage::Ping { seq: 7 }).await;
+    assert!(expect_error(message(&mut socket).await, ErrorCode::BadMessage).contains("increasing"));
+    send(&mut socket, &ClientMessage::Cancel { seq: 8, job: 99 }).await;
+    expect_error(message(&mut socket).await, ErrorCode::UnknownJob);
+    send(&mut socket, &ClientMessage::Hello { seq: 9, protocol: 1 }).await;
+    expect_error(message(&mut socket).await, ErrorCode::BadMessage);
+
+    // A program over the size limit is refused as a job.
+    send(&mut socket, &trace_message(10, &"x".repeat(101 * 1024))).await;
+    let m = message(&mut socket).await;
+    assert_eq!(m.job(), Some(10));
+    assert!(expect_error(m, ErrorCode::TooLarge).contains("limit is 100 KB"));
+
+    // One job at a time in this session.
+    send(&mut socket, &trace_message(11, "x = 1")).await;
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::TraceStart { job: 11, .. }
+    ));
+    send(&mut socket, &trace_message(12, "x = 2")).await;
+    let m = message(&mut socket).await;
+    assert!(
+        matches!(
+            m,
+            ServerMessage::Error {
+                job: Some(12),
+                code: ErrorCode::Busy,
+                retry_after_s: Some(_),
+                ..
+            }
+        ),
+        "{m:?}"
+    );
+    send(&mut socket, &ClientMessage::Cancel { seq: 13, job: 11 }).await;
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::Cancelled { job: 11, .. }
+    ));
+    send(&mut socket, &ClientMessage::Ping { seq: 14 }).await;
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::Pong { reply_to: 14, .. }
+    ));
+    let metrics = running.state.metrics.render();
+    assert!(
+        metrics.contains(r#"replayground_sandbox_runs_total{outcome="cancelled"} 1"#),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_message_closes_with_1009() {
+    let ws = WsConfig {
+        max_message_bytes: 64 * 1024,
+        ..WsConfig::default()
+    };
+    let (running, _dir) = server(fake(Fake::Stream(stream(1))), config(ws)).await;
+    let mut socket = connect(&running).await;
+    hello(&mut socket).await;
+    // The sender may see the connection reset while the frame is still going out.
+    let _ = socket
+        .send(Message::Text(trace_text(2, &"x".repeat(80 * 1024)).into()))
+        .await;
+    let (frame, _) = closed(&mut socket).await;
+    assert_eq!(close_code(frame.as_ref()), 1009, "{frame:?}");
+    let mut again = connect(&running).await;
+    hello(&mut again).await;
+}
+
+fn trace_text(seq: u64, code: &str) -> String {
+    serde_json::to_string(&trace_message(seq, code)).unwrap()
+}
+
+#[tokio::test]
+async fn idle_sessions_are_closed() {
+    let ws = WsConfig {
+        idle_timeout: Duration::from_millis(300),
+        ..WsConfig::default()
+    };
+    let (running, _dir) = server(fake(Fake::Stream(stream(1))), config(ws)).await;
+    let mut socket = connect(&running).await;
+    hello(&mut socket).await;
+    let (frame, _) = closed(&mut socket).await;
+    assert_eq!(close_code(frame.as_ref()), 1000);
+    assert!(frame.unwrap().reason.contains("idle"));
+    for _ in 0..100 {
+        if running.state.metrics.websockets_active.get() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(running.state.metrics.websockets_active.get(), 0);
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped() {
+    // About 16 MB of trace: far more than the socket buffers hold.
+    let mut big = common::stream_head();
+    let repr = "y".repeat(2000);
+    for i in 0..8000 {
+        let _ = write!(
+            big,
+            "{{\"t\":\"v\",\"id\":{i},\"repr\":\"{repr}\",\"type\":\"str\",\"object_id\":{i}}}\n\
+             {{\"t\":\"e\",\"k\":\"line\",\"f\":0,\"l\":1,\"o\":0,\"e\":0,\"v\":[[\"s\",{i}]]}}\n"
+        );
+    }
+    big.push_str(&common::stream_end());
+    let ws = WsConfig {
+        outbound_queue: 2,
+        send_timeout: Duration::from_millis(500),
+        events_per_chunk: 200,
+        ..WsConfig::default()
+    };
+    let (running, _dir) = server(fake(Fake::Stream(big)), config(ws)).await;
+    let mut socket = connect(&running).await;
+    hello(&mut socket).await;
+    send(&mut socket, &trace_message(2, "x = 1")).await;
+    // Read nothing for a while.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut ended = false;
+    loop {
+        match receive(&mut socket).await {
+            Received::Message(ServerMessage::TraceEnd { .. }) => ended = true,
+            Received::Message(_) => {}
+            Received::Closed(_) => break,
+        }
+    }
+    assert!(!ended, "the session was dropped before the trace ended");
+    for _ in 0..200 {
+        if running.state.metrics.websockets_active.get() == 0 && running.state.jobs.running() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(running.state.metrics.websockets_active.get(), 0);
+    let mut again = connect(&running).await;
+    hello(&mut again).await;
+}
+
+#[tokio::test]
+async fn shutdown_finishes_running_jobs_then_closes_with_1001() {
+    let (running, _dir) = server(
+        fake(Fake::Slow(Duration::from_millis(500), stream(3))),
+        config(WsConfig::default()),
+    )
+    .await;
+    let mut socket = connect(&running).await;
+    hello(&mut socket).await;
+    send(&mut socket, &trace_message(2, "x = 1")).await;
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::TraceStart { job: 2, .. }
+    ));
+    running.state.shutdown.begin(Duration::from_secs(10));
+    send(&mut socket, &trace_message(3, "x = 2")).await;
+    let (frame, before) = closed(&mut socket).await;
+    assert_eq!(close_code(frame.as_ref()), 1001, "{frame:?}");
+    assert!(
+        before.iter().any(|m| matches!(
+            m,
+            ServerMessage::Error {
+                job: Some(3),
+                code: ErrorCode::ShuttingDown,
+                ..
+            }
+        )),
+        "{before:?}"
+    );
+    assert!(
+        before
+            .iter()
+            .any(|m| matches!(m, ServerMessage::TraceEnd { job: 2, .. })),
+        "the running job finished: {before:?}"
+    );
+    tokio::time::timeout(Duration::from_secs(5), running.server)
+        .await
+        .expect("the server stops")
+        .unwrap()
+        .unwrap();
+}

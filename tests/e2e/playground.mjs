@@ -1,0 +1,249 @@
+// End-to-end tests of the playground in headless Chromium (Playwright) against the real
+// server. `cargo xtask test` starts the server and runs this with BASE_URL set; by hand:
+//   cargo xtask serve   # in one terminal
+//   BASE_URL=http://127.0.0.1:8080 node tests/e2e/playground.mjs
+// Screenshots of each view go to tests/artifacts/ (git-ignored). With --bench it also
+// measures time to interactive, as a ratio to fetching index.html in the same run.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const BASE = (process.env.BASE_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ARTIFACTS = process.env.ARTIFACTS_DIR || path.join(ROOT, 'tests', 'artifacts');
+// playwright-core is pinned in the project-local .tools/ (cargo xtask setup).
+const { chromium } = createRequire(path.join(ROOT, '.tools', 'package.json'))('playwright-core');
+const BENCH = process.argv.includes('--bench');
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const PROGRAM = `def area(w, h):
+    result = w * h
+    return result
+
+
+class Box:
+    def __init__(self, w):
+        self.w = w
+
+
+sizes = [1, 2, 3]
+alias = sizes
+total = 0
+for s in sizes:
+    total += area(s, 2)
+print(total)
+`;
+const BROKEN = PROGRAM.replace('total = 0', 'total = = 0');
+
+const $ = (id) => `[data-testid="${id}"]`;
+let failures = 0;
+async function check(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    console.log(`ok   ${name} (${Date.now() - started} ms)`);
+  } catch (error) {
+    failures += 1;
+    console.log(`FAIL ${name}: ${error.stack || error}`);
+  }
+}
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+}
+async function openPage(browser, url = `${BASE}/`) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.log(`page error: ${e}`));
+  await page.goto(url);
+  await page.waitForSelector('.highlight .tok-keyword');
+  return page;
+}
+const text = (page, id) => page.locator($(id)).innerText();
+async function runProgram(page) {
+  await page.click($('run'));
+  await page.waitForSelector($('current-line'), { timeout: 30_000 });
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await openPage(browser);
+  let shareUrl;
+
+  await check('the page opens with a highlighted example and the gallery', async () => {
+    assert.ok(await page.locator('.highlight .tok-function').count() > 0);
+    assert.ok(await page.locator(`${$('gallery')} li`).count() >= 12);
+    await shot(page, '01-start');
+  });
+
+  await check('typing is highlighted, outlined and checked', async () => {
+    await page.fill($('editor'), BROKEN);
+    await page.waitForSelector(`${$('errors')} li`);
+    assert.match(await page.locator(".highlight").innerHTML(), /<span class="tok-class">Box<\/span>/);
+    const outline = await text(page, 'outline');
+    assert.match(outline, /def area/);
+    assert.match(outline, /class Box/);
+    assert.match(outline, /def __init__/);
+    assert.ok(await page.locator('.highlight .syntax-error, .highlight .missing').count() > 0, 'an error marker');
+    await shot(page, '02-syntax-error');
+    // Clicking the error puts the caret on its line.
+    await page.locator(`${$('errors')} button`).first().click();
+    const caret = await page.locator($('editor')).evaluate((t) => t.value.slice(0, t.selectionStart).split('\n').length);
+    assert.equal(caret, Number((await text(page, 'errors')).match(/Line (\d+)/)[1]));
+    assert.equal(caret, 13);
+    // Fix it by typing, as a person would: incremental re-parse clears the error.
+    await page.fill($('editor'), PROGRAM.replace('total = 0', 'total = '));
+    await page.locator($('editor')).evaluate((t) => { const i = t.value.indexOf('total = ') + 8; t.setSelectionRange(i, i); });
+    await page.keyboard.type('0');
+    await page.waitForFunction((id) => document.querySelectorAll(`[data-testid="${id}"] li`).length === 0, 'errors');
+    assert.equal(await page.locator($('editor')).inputValue(), PROGRAM);
+  });
+
+  await check('Tab indents and undo takes it back', async () => {
+    await page.locator($('editor')).evaluate((t) => { t.focus(); t.setSelectionRange(0, 0); });
+    await page.keyboard.press('Tab');
+    assert.ok((await page.locator($('editor')).inputValue()).startsWith('    def area'));
+    await page.keyboard.press('Shift+Tab');
+    assert.ok((await page.locator($('editor')).inputValue()).startsWith('def area'));
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Control+z');
+    assert.equal(await page.locator($('editor')).inputValue(), PROGRAM);
+  });
+
+  await check('run, step forward and back', async () => {
+    await runProgram(page);
+    assert.equal(await text(page, 'current-line'), '1');
+    await page.click($('step-over'));
+    assert.equal(await text(page, 'current-line'), '6');
+    await page.click($('step-back'));
+    assert.equal(await text(page, 'current-line'), '1');
+    // pdb's letters work once the focus is out of the editor.
+    await page.locator('h1').click();
+    await page.keyboard.press('n');
+    await page.keyboard.press('n');
+    assert.equal(await text(page, 'current-line'), '11');
+    await page.keyboard.press('Shift+N');
+    assert.equal(await text(page, 'current-line'), '6');
+  });
+
+  await check('a breakpoint stops continue; variables show the values there', async () => {
+    await page.click('[aria-label="Breakpoint on line 2"]');
+    await page.click($('continue'));
+    assert.equal(await text(page, 'current-line'), '2');
+    const vars = await text(page, 'variables');
+    assert.match(vars, /w\s+1/);
+    assert.match(vars, /h\s+2/);
+    assert.match(await text(page, 'call-stack'), /area\(\) line 2/);
+    assert.ok(await page.locator('.line-marker').count() === 1, 'the editor marks the current line');
+    await page.click($('continue'));
+    assert.equal(await text(page, 'current-line'), '2');
+    assert.match(await text(page, 'variables'), /w\s+2/);
+    await shot(page, '03-debugger');
+  });
+
+  await check('aliases are tagged as the same object; the call tree jumps', async () => {
+    await page.click($('step-return'));
+    await page.click($('step-return'));
+    await page.locator('.call-stack .frame').first().click();
+    assert.ok(await page.locator('.variables .obj-tag.shared').count() >= 2, 'sizes and alias share a tag');
+    const rows = page.locator(`${$('state-tree')} .tree-row`);
+    assert.ok(await rows.count() >= 4);
+    await rows.nth(2).locator(".node").click();
+    assert.equal(await text(page, 'current-line'), '1');
+    assert.match(await text(page, 'headline'), /Calling area/);
+    await page.click($('continue'));
+  });
+
+  await check('a share link restores the same view in a fresh page', async () => {
+    const before = await text(page, 'current-line');
+    await page.click($('share'));
+    shareUrl = await page.locator($('share-link')).inputValue();
+    assert.match(shareUrl, /#v1\./);
+    await shot(page, '04-share');
+    const fresh = await openPage(browser, shareUrl);
+    await fresh.waitForSelector($('current-line'), { timeout: 30_000 });
+    assert.equal(await text(fresh, 'current-line'), before);
+    assert.equal(await fresh.locator($('editor')).inputValue(), PROGRAM);
+    assert.equal(await fresh.locator('[aria-label="Breakpoint on line 2"]').getAttribute('aria-pressed'), 'true');
+    assert.equal(await text(fresh, 'position'), await text(page, 'position'));
+    await shot(fresh, '05-shared-view');
+    await fresh.context().close();
+  });
+
+  await check('a short link opens the same view', async () => {
+    await page.click($('make-short-link'));
+    const shortInput = page.locator($('short-link'));
+    const failed = page.locator(`${$('share-panel')} .error`);
+    await Promise.race([shortInput.waitFor(), failed.waitFor()]);
+    if (await failed.count()) {
+      throw new Error(`the server refused the short link: ${await failed.innerText()}`);
+    }
+    const shortUrl = await shortInput.inputValue();
+    assert.match(shortUrl, /\/s\/[^/]+$/);
+    const fresh = await openPage(browser, shortUrl);
+    await fresh.waitForSelector($('current-line'), { timeout: 30_000 });
+    assert.equal(await text(fresh, 'current-line'), await text(page, 'current-line'));
+    assert.equal(await fresh.locator($('editor')).inputValue(), PROGRAM);
+    await fresh.context().close();
+  });
+
+  await check('a corrupt link says so', async () => {
+    const broken = await openPage(browser, `${BASE}/#v1.this-is-not-a-view`);
+    assert.match(await text(broken, 'link-error'), /cannot be opened/);
+    await shot(broken, '06-corrupt-link');
+    await broken.context().close();
+  });
+
+  await check('examples load; presentation mode and the dark theme', async () => {
+    await page.selectOption($('examples'), 'gradient_descent');
+    assert.match(await page.locator($('editor')).inputValue(), /SILENT BUG/);
+    await runProgram(page);
+    await page.locator('h1').click();
+    for (let i = 0; i < 12; i += 1) await page.keyboard.press('n');
+    await shot(page, '07-example-gradient-descent');
+    await page.click($('theme'));
+    await page.keyboard.press('p');
+    await page.keyboard.press('ArrowRight');
+    assert.ok(await page.locator('.app.presenting').count() === 1);
+    await shot(page, '08-presentation-dark');
+    await page.keyboard.press('Escape');
+    await shot(page, '09-dark');
+  });
+
+  if (BENCH) {
+    await check('time to interactive', async () => {
+      const runs = 5;
+      let tti = 0;
+      let fetchHtml = 0;
+      for (let i = 0; i < runs; i += 1) {
+        const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+        const p = await context.newPage();
+        const t0 = Date.now();
+        await p.goto(`${BASE}/`);
+        await p.waitForSelector('.highlight .tok-keyword');
+        tti += Date.now() - t0;
+        fetchHtml += await p.evaluate(async (url) => {
+          const t = performance.now();
+          await (await fetch(url, { cache: 'no-store' })).text();
+          return performance.now() - t;
+        }, `${BASE}/index.html`);
+        await context.close();
+      }
+      tti /= runs;
+      fetchHtml /= runs;
+      console.log(`bench: time to interactive ${tti.toFixed(0)} ms (cold context, localhost); fetching index.html ${fetchHtml.toFixed(1)} ms; ratio ${(tti / fetchHtml).toFixed(0)}x`);
+    });
+  }
+} finally {
+  await browser.close();
+}
+if (failures > 0) {
+  console.log(`e2e: ${failures} check(s) failed; screenshots in ${ARTIFACTS}`);
+  process.exit(1);
+}
+console.log(`e2e: all checks passed; screenshots in ${ARTIFACTS}`);
