@@ -29,8 +29,9 @@ impl TestServer {
         let data = tempfile::tempdir()?;
         let db = format!("sqlite://{}", data.path().join("shares.db").display());
         let log = std::fs::File::create(data.path().join("server.log"))?;
+        let binary = project.target_dir().join("debug/replayground");
         let child = project
-            .command(project.root.join("target/debug/replayground"))?
+            .command(&binary)?
             .args([
                 "serve",
                 "--addr",
@@ -45,7 +46,7 @@ impl TestServer {
             .stdout(Stdio::from(log.try_clone()?))
             .stderr(Stdio::from(log))
             .spawn()
-            .context("could not start target/debug/replayground")?;
+            .with_context(|| format!("could not start {}", binary.display()))?;
         let server = Self {
             child,
             url: format!("http://{addr}"),

@@ -53,6 +53,11 @@ impl Project {
         Ok(cmd)
     }
 
+    /// Where cargo puts build outputs: `$CARGO_TARGET_DIR` (relative to the root) or `target/`.
+    pub(crate) fn target_dir(&self) -> PathBuf {
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| self.root.join("target"), |dir| self.root.join(dir))
+    }
+
     /// `cargo` as invoked by `cargo xtask` (the `CARGO` cargo sets), with the tool `PATH`.
     pub(crate) fn cargo(&self) -> Result<Command> {
         self.command(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
