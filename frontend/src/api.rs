@@ -1,8 +1,18 @@
 //! The server's HTTP API as the page uses it.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use futures::StreamExt;
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use gloo_net::http::Request;
-use replayground_shared::{StateTree, Trace, TraceError};
+use replayground_shared::protocol::{
+    ClientMessage, PROTOCOL_VERSION, TraceAssembler, TraceRequest as ProtocolTraceRequest,
+};
+use replayground_shared::{Event, Frame, Outcome, StateTree, Trace, TraceError, Value};
 use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
 
 /// Where the page asks for a trace (same origin as the page).
 pub const TRACE_URL: &str = "/api/trace";
@@ -36,6 +46,8 @@ pub enum RunError {
     Unreadable(String),
     #[error("The server sent a trace this page cannot step through: {0}")]
     Invalid(#[from] TraceError),
+    #[error("The run was cancelled. Press Run to trace the program again.")]
+    Cancelled,
 }
 
 /// Runs `code` with `stdin` under the server's tracer and indexes the trace for stepping.
@@ -57,6 +69,344 @@ pub async fn run_program(code: &str, stdin: &str) -> Result<StateTree, RunError>
     Ok(StateTree::new(trace)?)
 }
 
+/// Where the page streams traces (same origin as the page, `ws:` or `wss:`).
+pub const WS_PATH: &str = "/api/ws";
+
+/// How far a streamed run has got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunProgress {
+    /// Events received so far.
+    pub events: usize,
+    /// Whether the trace streams (false: the page fell back to one POST).
+    pub streaming: bool,
+}
+
+/// How long the page waits for the WebSocket to open before it POSTs instead.
+const OPEN_TIMEOUT_MS: i32 = 5_000;
+
+/// What the WebSocket's callbacks hand to the run's loop.
+enum SocketEvent {
+    Open,
+    /// [`OPEN_TIMEOUT_MS`] passed (meaningless once open).
+    OpenTimedOut,
+    Message(String),
+    /// The socket closed (or failed, which closes it); the reason when the server gave one.
+    Closed(String),
+}
+
+/// An open trace socket: its callbacks live as long as it does, and dropping it closes it.
+struct TraceSocket {
+    socket: web_sys::WebSocket,
+    /// Feeds the run's loop, for [`CancelRun`] to wake it.
+    events: UnboundedSender<SocketEvent>,
+    _callbacks: [Closure<dyn FnMut(web_sys::Event)>; 4],
+    _open_timeout: Closure<dyn FnMut()>,
+    open_timeout_id: i32,
+}
+
+impl Drop for TraceSocket {
+    fn drop(&mut self) {
+        self.socket.set_onopen(None);
+        self.socket.set_onmessage(None);
+        self.socket.set_onclose(None);
+        self.socket.set_onerror(None);
+        if let Some(window) = web_sys::window() {
+            window.clear_timeout_with_handle(self.open_timeout_id);
+        }
+        let _ = self.socket.close();
+    }
+}
+
+impl TraceSocket {
+    fn open(url: &str) -> Option<(Self, UnboundedReceiver<SocketEvent>)> {
+        let socket = web_sys::WebSocket::new(url).ok()?;
+        let (tx, rx) = unbounded();
+        let tx_for_cancel = tx.clone();
+        let on_open = {
+            let tx = tx.clone();
+            Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+                let _ = tx.unbounded_send(SocketEvent::Open);
+            })
+        };
+        let on_message = {
+            let tx = tx.clone();
+            Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+                if let Some(text) = event
+                    .dyn_ref::<web_sys::MessageEvent>()
+                    .and_then(|m| m.data().as_string())
+                {
+                    let _ = tx.unbounded_send(SocketEvent::Message(text));
+                }
+            })
+        };
+        let on_close = {
+            let tx = tx.clone();
+            Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+                let reason = event
+                    .dyn_ref::<web_sys::CloseEvent>()
+                    .map(web_sys::CloseEvent::reason)
+                    .unwrap_or_default();
+                let _ = tx.unbounded_send(SocketEvent::Closed(reason));
+            })
+        };
+        // A socket the page's Content-Security-Policy blocks reports an error and no close.
+        let on_error = {
+            let tx = tx.clone();
+            Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+                let _ = tx.unbounded_send(SocketEvent::Closed(String::new()));
+            })
+        };
+        let open_timeout = Closure::<dyn FnMut()>::new(move || {
+            let _ = tx.unbounded_send(SocketEvent::OpenTimedOut);
+        });
+        let open_timeout_id = web_sys::window()?
+            .set_timeout_with_callback_and_timeout_and_arguments_0(
+                open_timeout.as_ref().unchecked_ref(),
+                OPEN_TIMEOUT_MS,
+            )
+            .ok()?;
+        socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        socket.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        Some((
+            Self {
+                socket,
+                events: tx_for_cancel,
+                _callbacks: [on_open, on_message, on_close, on_error],
+                _open_timeout: open_timeout,
+                open_timeout_id,
+            },
+            rx,
+        ))
+    }
+
+    fn send(&self, message: &ClientMessage) -> Result<(), RunError> {
+        let json = serde_json::to_string(message).map_err(|e| RunError::Unreadable(e.to_string()))?;
+        self.socket
+            .send_with_str(&json)
+            .map_err(|_| RunError::Network("the connection closed".to_owned()))
+    }
+}
+
+/// Stops a run started by [`run_program_streaming`]: the server is told to stop the job
+/// and the run ends at once with [`RunError::Cancelled`].
+#[derive(Debug, Clone, Default)]
+pub struct CancelRun(Rc<RefCell<CancelState>>);
+
+#[derive(Debug, Default)]
+struct CancelState {
+    cancelled: bool,
+    /// The socket and job to send `cancel` for, once the job is started.
+    job: Option<(web_sys::WebSocket, u64)>,
+    /// Wakes the run's loop.
+    wake: Option<UnboundedSender<SocketEvent>>,
+}
+
+impl CancelRun {
+    pub fn cancel(&self) {
+        let mut state = self.0.borrow_mut();
+        state.cancelled = true;
+        if let Some((socket, job)) = &state.job {
+            let message = ClientMessage::Cancel { seq: 3, job: *job };
+            if let Ok(json) = serde_json::to_string(&message) {
+                let _ = socket.send_with_str(&json);
+            }
+        }
+        if let Some(wake) = state.wake.take() {
+            let _ = wake.unbounded_send(SocketEvent::Closed(String::new()));
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.borrow().cancelled
+    }
+}
+
+/// The page's WebSocket address: the page's own host, `wss:` under `https:`.
+fn socket_url() -> Option<String> {
+    let location = web_sys::window()?.location();
+    let scheme = if location.protocol().ok()? == "https:" {
+        "wss"
+    } else {
+        "ws"
+    };
+    Some(format!("{scheme}://{}{WS_PATH}", location.host().ok()?))
+}
+
+/// Runs `code` with `stdin`, the trace streaming over the WebSocket (`on_progress` after
+/// each chunk); falls back to [`run_program`] when the socket cannot open.
+pub async fn run_program_streaming(
+    code: &str,
+    stdin: &str,
+    cancel: &CancelRun,
+    on_progress: impl Fn(RunProgress),
+) -> Result<StateTree, RunError> {
+    let opened = socket_url().and_then(|url| TraceSocket::open(&url));
+    let Some((socket, mut events)) = opened else {
+        return post_instead(code, stdin, cancel, &on_progress).await;
+    };
+    cancel.0.borrow_mut().wake = Some(socket.events.clone());
+    // The handshake: a socket that does not open in time (or closes first) means POST instead.
+    match events.next().await {
+        Some(SocketEvent::Open) => {}
+        _ if cancel.is_cancelled() => return Err(RunError::Cancelled),
+        _ => {
+            drop(socket);
+            return post_instead(code, stdin, cancel, &on_progress).await;
+        }
+    }
+    socket.send(&ClientMessage::Hello {
+        seq: 1,
+        protocol: PROTOCOL_VERSION,
+    })?;
+    let job = 2;
+    let mut assembler = TraceAssembler::default();
+    let mut started = false;
+    loop {
+        let text = match events.next().await {
+            Some(SocketEvent::Message(text)) => text,
+            Some(SocketEvent::Open | SocketEvent::OpenTimedOut) => continue,
+            _ if cancel.is_cancelled() => return Err(RunError::Cancelled),
+            Some(SocketEvent::Closed(reason)) if !reason.is_empty() => return Err(RunError::Server(reason)),
+            _ => return Err(RunError::Network("the connection closed during the run".to_owned())),
+        };
+        match read_server_message(&text)? {
+            Incoming::Welcome => {
+                socket.send(&ClientMessage::Trace {
+                    seq: job,
+                    request: ProtocolTraceRequest {
+                        code: code.to_owned(),
+                        stdin: stdin.to_owned(),
+                        max_steps: None,
+                    },
+                })?;
+                cancel.0.borrow_mut().job = Some((socket.socket.clone(), job));
+                if cancel.is_cancelled() {
+                    cancel.cancel();
+                }
+            }
+            Incoming::TraceStart { job: j } if j == job => {
+                started = true;
+                on_progress(RunProgress {
+                    events: 0,
+                    streaming: true,
+                });
+            }
+            Incoming::TraceChunk { job: j, chunk } if j == job && started => {
+                assembler.push(chunk.frames, chunk.values, chunk.events);
+                on_progress(RunProgress {
+                    events: assembler.events_so_far(),
+                    streaming: true,
+                });
+            }
+            Incoming::TraceEnd { job: j, end } if j == job => {
+                return Ok(StateTree::new(assembler.finish(end.stdout, end.stderr, end.outcome))?);
+            }
+            Incoming::Cancelled { job: j } if j == job => return Err(RunError::Cancelled),
+            Incoming::Error { message } => return Err(RunError::Server(message)),
+            _ => {}
+        }
+    }
+}
+
+/// The run as one POST, when the trace cannot stream; a cancelled one is dropped when
+/// it returns (a request cannot be stopped midway).
+async fn post_instead(
+    code: &str,
+    stdin: &str,
+    cancel: &CancelRun,
+    on_progress: &impl Fn(RunProgress),
+) -> Result<StateTree, RunError> {
+    on_progress(RunProgress::default());
+    let result = run_program(code, stdin).await;
+    if cancel.is_cancelled() {
+        return Err(RunError::Cancelled);
+    }
+    result
+}
+
+/// A server message as the run reads it (see `ServerMessage` in the shared protocol).
+///
+/// Read in two steps, the `type` and then the body, rather than as the internally tagged
+/// `ServerMessage`: serde buffers such an enum and compiles a second copy of every trace
+/// deserializer for the buffer, about 100 KiB of wasm.
+#[derive(Debug, PartialEq)]
+enum Incoming {
+    Welcome,
+    TraceStart {
+        job: u64,
+    },
+    TraceChunk {
+        job: u64,
+        chunk: ChunkBody,
+    },
+    TraceEnd {
+        job: u64,
+        end: EndBody,
+    },
+    Cancelled {
+        job: u64,
+    },
+    Error {
+        message: String,
+    },
+    /// `pong`, or a message of a newer server this page does not need.
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct Envelope {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    job: Option<u64>,
+}
+
+#[derive(Debug, PartialEq, Deserialize)]
+struct ChunkBody {
+    frames: Vec<Frame>,
+    values: Vec<Value>,
+    events: Vec<Event>,
+}
+
+#[derive(Debug, PartialEq, Deserialize)]
+struct EndBody {
+    stdout: String,
+    stderr: String,
+    outcome: Outcome,
+}
+
+#[derive(Debug, Deserialize)]
+struct ErrorMessageBody {
+    message: String,
+}
+
+fn read_server_message(text: &str) -> Result<Incoming, RunError> {
+    let unreadable = |e: serde_json::Error| RunError::Unreadable(e.to_string());
+    let envelope: Envelope = serde_json::from_str(text).map_err(unreadable)?;
+    let job = envelope.job.unwrap_or_default();
+    Ok(match envelope.kind.as_str() {
+        "welcome" => Incoming::Welcome,
+        "trace_start" => Incoming::TraceStart { job },
+        "trace_chunk" => Incoming::TraceChunk {
+            job,
+            chunk: serde_json::from_str(text).map_err(unreadable)?,
+        },
+        "trace_end" => Incoming::TraceEnd {
+            job,
+            end: serde_json::from_str(text).map_err(unreadable)?,
+        },
+        "cancelled" => Incoming::Cancelled { job },
+        "error" => Incoming::Error {
+            message: serde_json::from_str::<ErrorMessageBody>(text)
+                .map_err(unreadable)?
+                .message,
+        },
+        _ => Incoming::Other,
+    })
+}
+
 /// The server's own sentence when it sent `{"error": "..."}`, else the bare status.
 pub fn error_from_body(status: &str, body: &str) -> RunError {
     match serde_json::from_str::<ErrorBody>(body) {
@@ -75,6 +425,70 @@ mod tests {
         assert_eq!(error.to_string(), "The request is too large.");
         let bare = error_from_body("502 Bad Gateway", "<html>proxy error</html>");
         assert_eq!(bare, RunError::Status("502 Bad Gateway".into()));
+    }
+
+    #[test]
+    fn server_messages_read_as_the_shared_protocol_writes_them() {
+        use replayground_shared::protocol::{ErrorCode, ServerMessage, SessionLimits};
+        let read = |message: ServerMessage| read_server_message(&serde_json::to_string(&message).unwrap()).unwrap();
+        let welcome = ServerMessage::Welcome {
+            seq: 1,
+            protocol: PROTOCOL_VERSION,
+            server: "test".into(),
+            limits: SessionLimits::default(),
+        };
+        assert_eq!(read(welcome), Incoming::Welcome);
+        assert_eq!(
+            read(ServerMessage::TraceStart { seq: 2, job: 7 }),
+            Incoming::TraceStart { job: 7 }
+        );
+        let trace = Trace::empty(Outcome::Finished);
+        let chunk = ServerMessage::TraceChunk {
+            seq: 3,
+            job: 7,
+            frames: trace.frames.clone(),
+            values: trace.values.clone(),
+            events: trace.events.clone(),
+        };
+        assert!(matches!(read(chunk), Incoming::TraceChunk { job: 7, .. }));
+        let end = ServerMessage::TraceEnd {
+            seq: 4,
+            job: 7,
+            stdout: "out".into(),
+            stderr: String::new(),
+            outcome: Outcome::Finished,
+        };
+        assert_eq!(
+            read(end),
+            Incoming::TraceEnd {
+                job: 7,
+                end: EndBody {
+                    stdout: "out".into(),
+                    stderr: String::new(),
+                    outcome: Outcome::Finished
+                }
+            }
+        );
+        assert_eq!(
+            read(ServerMessage::Cancelled { seq: 5, job: 7 }),
+            Incoming::Cancelled { job: 7 }
+        );
+        let error = ServerMessage::Error {
+            seq: 6,
+            job: Some(7),
+            reply_to: None,
+            code: ErrorCode::Busy,
+            message: "Busy; try again.".into(),
+            retry_after_s: Some(2),
+        };
+        assert_eq!(
+            read(error),
+            Incoming::Error {
+                message: "Busy; try again.".into()
+            }
+        );
+        assert_eq!(read(ServerMessage::Pong { seq: 7, reply_to: 1 }), Incoming::Other);
+        assert!(read_server_message("not json").is_err());
     }
 
     #[test]

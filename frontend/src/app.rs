@@ -55,6 +55,10 @@ struct Playground {
     stop: RwSignal<Stop>,
     error: RwSignal<Option<String>>,
     running: RwSignal<bool>,
+    /// How far the running trace has streamed.
+    progress: RwSignal<api::RunProgress>,
+    /// Stops the running trace.
+    cancel: StoredValue<Option<api::CancelRun>, LocalStorage>,
 }
 
 impl Playground {
@@ -65,9 +69,15 @@ impl Playground {
         }
         self.running.set(true);
         self.error.set(None);
+        self.progress.set(api::RunProgress::default());
+        let cancel = api::CancelRun::default();
+        self.cancel.set_value(Some(cancel.clone()));
         let (code, stdin) = (self.code.get_untracked(), self.stdin.get_untracked());
         spawn_local(async move {
-            match api::run_program(&code, &stdin).await {
+            let progress = self.progress;
+            let result = api::run_program_streaming(&code, &stdin, &cancel, move |p| progress.set(p)).await;
+            self.cancel.set_value(None);
+            match result {
                 Ok(tree) => {
                     let mut stop = tree.initial_stop();
                     if let Some(step) = step {
@@ -84,6 +94,13 @@ impl Playground {
             }
             self.running.set(false);
         });
+    }
+
+    /// Stops the running trace, if any.
+    fn cancel(self) {
+        if let Some(cancel) = self.cancel.get_value() {
+            cancel.cancel();
+        }
     }
 
     /// What a share link of the page now holds.
@@ -132,6 +149,8 @@ pub fn App() -> impl IntoView {
         stop: RwSignal::new(Stop::End),
         error: RwSignal::new(None),
         running: RwSignal::new(false),
+        progress: RwSignal::new(api::RunProgress::default()),
+        cancel: StoredValue::new_local(None),
     };
     let Playground {
         code,
@@ -141,6 +160,8 @@ pub fn App() -> impl IntoView {
         stop,
         error,
         running,
+        progress,
+        ..
     } = page;
     let analysis = RwSignal::new(Analysis::default());
     let textarea = NodeRef::<Textarea>::new();
@@ -406,7 +427,25 @@ pub fn App() -> impl IntoView {
                             {move || if running.get() { "Running…" } else { "Run" }}
                         </button>
                         <Show when=move || running.get()>
-                            <progress aria-label="Running the program"></progress>
+                            <progress aria-label="Running the program" data-testid="progress"></progress>
+                            <span class="run-progress" role="status" aria-live="polite" data-testid="progress-count">
+                                {move || {
+                                    let p = progress.get();
+                                    match (p.streaming, p.events) {
+                                        (false, _) => "Tracing…".to_owned(),
+                                        (true, 1) => "1 event".to_owned(),
+                                        (true, n) => format!("{} events", group_thousands(n)),
+                                    }
+                                }}
+                            </span>
+                            <button
+                                type="button"
+                                data-testid="cancel"
+                                title="Stop tracing the program"
+                                on:click=move |_| page.cancel()
+                            >
+                                "Cancel"
+                            </button>
                         </Show>
                     </div>
                     <div class="editor-body">
@@ -465,6 +504,19 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// `12345` as `12,345`.
+pub fn group_thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Before the first run: how to start, and the examples as cards.
 #[component]
 fn Gallery(page: Playground) -> impl IntoView {
@@ -490,5 +542,18 @@ fn Gallery(page: Playground) -> impl IntoView {
                     .collect_view()}
             </ul>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_thousands;
+
+    #[test]
+    fn event_counts_read_with_thousands_separators() {
+        assert_eq!(group_thousands(7), "7");
+        assert_eq!(group_thousands(1234), "1,234");
+        assert_eq!(group_thousands(100_000), "100,000");
+        assert_eq!(group_thousands(1_234_567), "1,234,567");
     }
 }

@@ -6,12 +6,12 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use leptos::html::{Div, Textarea};
+use leptos::html::{Div, Pre, Textarea};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlTextAreaElement;
 
-use crate::syntax::{Analysis, SyntaxDocument, utf16_offset};
+use crate::syntax::{Analysis, Changes, SyntaxDocument, utf16_offset};
 
 /// Spaces per indentation level (PEP 8).
 pub const INDENT: usize = 4;
@@ -124,6 +124,44 @@ pub fn scroll_to_line(textarea: &HtmlTextAreaElement, line: u32) {
     }
 }
 
+/// The highlighted code as the `<pre>`'s children: one `<div>` per line, so that an edit
+/// replaces only the lines it changed.
+pub fn lines_html(lines: &[String]) -> String {
+    let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 11).sum());
+    for line in lines {
+        out.push_str("<div>");
+        out.push_str(line);
+        out.push_str("</div>");
+    }
+    out
+}
+
+/// Applies `changes` to a `<pre>` rendered by [`lines_html`]: removes and inserts the
+/// edited lines' `<div>`s, then rewrites the lines whose highlighting changed.
+pub fn patch_lines(pre: &web_sys::Element, changes: &Changes, lines: &[String]) {
+    let document = document();
+    let children = pre.children();
+    for _ in 0..changes.removed_rows {
+        if let Some(child) = children.item(changes.start_row as u32) {
+            child.remove();
+        }
+    }
+    let next = children.item(changes.start_row as u32);
+    for _ in 0..changes.inserted_rows {
+        let Ok(div) = document.create_element("div") else {
+            return;
+        };
+        let _ = pre.insert_before(&div, next.as_ref().map(JsCast::unchecked_ref));
+    }
+    for rows in &changes.highlighted {
+        for row in rows.clone() {
+            if let (Some(child), Some(line)) = (children.item(row as u32), lines.get(row)) {
+                child.set_inner_html(line);
+            }
+        }
+    }
+}
+
 /// Replaces `[start, end)` (UTF-16) with `text` the way typing would, so the browser's
 /// undo stack keeps it; falls back to a plain replacement where `insertText` is missing.
 fn insert_text(textarea: &HtmlTextAreaElement, start: u32, end: u32, text: &str) -> bool {
@@ -153,15 +191,27 @@ pub fn CodeEditor(
     #[prop(optional)] readonly: Option<Signal<bool>>,
 ) -> impl IntoView {
     let document = StoredValue::new_local(SyntaxDocument::new(&code.get_untracked()));
-    let highlighted = RwSignal::new(document.with_value(SyntaxDocument::highlight_html));
-    analysis.set(document.with_value(SyntaxDocument::analyse));
-    Effect::new(move |_| {
-        let mut changed = false;
-        code.with(|text| document.update_value(|d| changed = d.update(text)));
-        if changed {
-            highlighted.set(document.with_value(SyntaxDocument::highlight_html));
-            analysis.set(document.with_value(SyntaxDocument::analyse));
+    analysis.set(document.with_value(|d| d.analysis().clone()));
+    let pre_ref = NodeRef::<Pre>::new();
+    // Each keystroke re-highlights and re-analyses only what it changed (see
+    // `SyntaxDocument::edit`), and the `<pre>` is patched line by line. Returns whether
+    // the `<pre>` shows the document.
+    Effect::new(move |shown: Option<bool>| {
+        let mut changes = None;
+        code.with(|text| document.update_value(|d| changes = d.edit(text)));
+        let Some(pre) = pre_ref.get() else { return false };
+        document.with_value(|d| match (&changes, shown) {
+            (Some(changes), Some(true)) => patch_lines(&pre, changes, d.line_html()),
+            (None, Some(true)) => {}
+            _ => pre.set_inner_html(&lines_html(d.line_html())),
+        });
+        match changes {
+            Some(changes) if changes.analysis_changed => analysis.set(document.with_value(|d| d.analysis().clone())),
+            // Only offsets moved: the lists stay, their clicks read the new offsets.
+            Some(_) => analysis.update_untracked(|a| *a = document.with_value(|d| d.analysis().clone())),
+            None => {}
         }
+        true
     });
     let gutter = Memo::new(move |_| analysis.with(|a| breakpoints.with(|b| gutter_html(a, b, current_line.get()))));
     // After Escape, Tab leaves the editor (keyboard users must not be trapped).
@@ -257,7 +307,7 @@ pub fn CodeEditor(
                                 }
                             })
                     }}
-                    <pre class="highlight" aria-hidden="true" inner_html=move || highlighted.get()></pre>
+                    <pre class="highlight" aria-hidden="true" node_ref=pre_ref></pre>
                     <textarea
                         id="editor"
                         class="code-input"
@@ -298,8 +348,8 @@ pub fn ProblemList(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) ->
                         .with(|a| {
                             a.problems
                                 .iter()
-                                .map(|problem| {
-                                    let offset = problem.offset;
+                                .enumerate()
+                                .map(|(index, problem)| {
                                     let text = format!("Line {}:{} {}", problem.line, problem.column, problem.message);
                                     view! {
                                         <li>
@@ -307,7 +357,9 @@ pub fn ProblemList(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) ->
                                                 type="button"
                                                 class="problem"
                                                 on:click=move |_| {
-                                                    if let Some(area) = textarea.get_untracked() {
+                                                    let offset = analysis
+                                                        .with_untracked(|a| a.problems.get(index).map(|p| p.offset));
+                                                    if let (Some(area), Some(offset)) = (textarea.get_untracked(), offset) {
                                                         reveal(&area, offset);
                                                     }
                                                 }
@@ -337,8 +389,8 @@ pub fn Outline(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> imp
                         .with(|a| {
                             a.outline
                                 .iter()
-                                .map(|item| {
-                                    let offset = item.offset;
+                                .enumerate()
+                                .map(|(index, item)| {
                                     let class = format!("outline-item kind-{}", item.kind.keyword());
                                     view! {
                                         <li style=format!("padding-left: {}em", f64::from(item.depth) * 0.9)>
@@ -347,7 +399,9 @@ pub fn Outline(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> imp
                                                 class=class
                                                 title=format!("Line {}", item.line)
                                                 on:click=move |_| {
-                                                    if let Some(area) = textarea.get_untracked() {
+                                                    let offset = analysis
+                                                        .with_untracked(|a| a.outline.get(index).map(|i| i.offset));
+                                                    if let (Some(area), Some(offset)) = (textarea.get_untracked(), offset) {
                                                         reveal(&area, offset);
                                                     }
                                                 }

@@ -179,6 +179,11 @@ async fn the_editor_highlights_outlines_and_offers_breakpoints() {
     settle().await;
     assert!(text(&root, "errors").contains("Line 1"));
     assert!(highlight.inner_html().contains("missing"));
+    // The <pre> was patched line by line: one <div> per line, the last one empty.
+    let lines = highlight.children();
+    assert_eq!(lines.length(), 3);
+    assert_eq!(lines.item(1).unwrap().text_content().as_deref(), Some("    return 1"));
+    assert_eq!(lines.item(2).unwrap().inner_html(), "");
     // Only lines that start a statement get a breakpoint button.
     let gutter = root.query_selector(".gutter").unwrap().unwrap();
     assert!(gutter.inner_html().contains(r#"aria-label="Breakpoint on line 2""#));

@@ -199,6 +199,34 @@ try {
     await broken.context().close();
   });
 
+  await check('a long run streams an event count and Cancel stops it', async () => {
+    await page.fill($('editor'), 'import time\n\nfor i in range(100000):\n    time.sleep(0.001)\n');
+    await page.click($('run'));
+    await page.waitForFunction(
+      (id) => /^[1-9][\d,]* events?$/.test(document.querySelector(`[data-testid="${id}"]`)?.textContent ?? ''),
+      'progress-count', { timeout: 20_000 });
+    await shot(page, '06b-streaming');
+    await page.click($('cancel'));
+    await page.waitForSelector($('error'));
+    assert.match(await text(page, 'error'), /cancelled/);
+    assert.equal(await page.locator($('cancel')).count(), 0);
+  });
+
+  await check('without a WebSocket the run falls back to one POST', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+    // Every socket goes to a closed port, as behind a proxy that refuses upgrades.
+    await context.addInitScript(() => {
+      const Real = window.WebSocket;
+      window.WebSocket = function RefusedSocket() { return new Real('ws://127.0.0.1:9/'); };
+    });
+    const fallback = await context.newPage();
+    await fallback.goto(`${BASE}/`);
+    await fallback.waitForSelector('.highlight .tok-keyword');
+    await runProgram(fallback);
+    assert.equal(await text(fallback, 'current-line'), '1');
+    await context.close();
+  });
+
   await check('examples load; presentation mode and the dark theme', async () => {
     await page.selectOption($('examples'), 'gradient_descent');
     assert.match(await page.locator($('editor')).inputValue(), /SILENT BUG/);

@@ -18,8 +18,12 @@ pub(crate) struct Project {
 
 impl Project {
     pub(crate) fn locate() -> Result<Self> {
-        // xtask/ sits directly under the workspace root.
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        // xtask/ sits directly under the workspace root. `cargo run` sets the variable at
+        // run time too; prefer that, so a binary built from another checkout that shares
+        // the target dir still works on the checkout it was started from.
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+        let root = manifest_dir
             .parent()
             .context("the xtask crate has no parent folder")?
             .to_path_buf();
