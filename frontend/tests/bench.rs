@@ -1,6 +1,6 @@
 //! Browser benchmarks (headless Chromium), each reported as a ratio against a baseline
-//! measured in the same run. Ignored by `cargo xtask test`; run them with
-//! `cargo xtask bench-frontend`.
+//! measured in the same run. Built only with the `browser-bench` feature, which
+//! `cargo xtask bench-frontend` turns on; `cargo xtask test` never runs them.
 #![cfg(target_arch = "wasm32")]
 #![allow(clippy::print_stdout)]
 
@@ -45,7 +45,6 @@ fn two_thousand_lines() -> String {
 }
 
 #[wasm_bindgen_test]
-#[ignore = "benchmark: cargo xtask bench-frontend"]
 fn parse_and_highlight_a_2000_line_file() {
     let text = two_thousand_lines();
     let _ = SyntaxDocument::new(&text); // first parse: allocations, page faults
@@ -197,7 +196,6 @@ async fn ms_per_click(session: Arc<Session>, ids: &[&str], n: usize) -> f64 {
 }
 
 #[wasm_bindgen_test]
-#[ignore = "benchmark: cargo xtask bench-frontend"]
 async fn step_through_a_100000_event_trace() {
     let started = now();
     let big = StateTree::new(synthetic_trace(25_000)).unwrap();

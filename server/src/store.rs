@@ -35,6 +35,18 @@ pub enum StoreError {
     Damaged(String),
 }
 
+/// Runs the same sqlx expression on whichever pool the store holds. The two pool types
+/// differ, so a macro (not a function) writes each query once for both databases; the
+/// queries use `$N` placeholders, which SQLite and Postgres both accept.
+macro_rules! on_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match $store {
+            Store::Sqlite($pool) => $body,
+            Store::Postgres($pool) => $body,
+        }
+    };
+}
+
 /// Where shares live.
 #[derive(Debug, Clone)]
 pub enum Store {
@@ -90,10 +102,7 @@ impl Store {
 
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        match self {
-            Self::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop)?,
-            Self::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop)?,
-        }
+        on_pool!(self, pool => sqlx::query("SELECT 1").execute(pool).await.map(drop)?);
         Ok(())
     }
 
@@ -105,11 +114,9 @@ impl Store {
         // A random id collides with probability ~n/2^72; retry a few times anyway.
         for _ in 0..4 {
             let id = new_id();
-            let inserted = match self {
-                Self::Sqlite(pool) => sqlx::query(
-                    "INSERT INTO shares (id, kind, payload, digest, created_at) VALUES ($1, $2, $3, $4, $5) \
-                         ON CONFLICT DO NOTHING",
-                )
+            let insert = "INSERT INTO shares (id, kind, payload, digest, created_at) \
+                          VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
+            let inserted = on_pool!(self, pool => sqlx::query(insert)
                 .bind(&id)
                 .bind(kind.as_str())
                 .bind(&payload)
@@ -117,20 +124,7 @@ impl Store {
                 .bind(&created_at)
                 .execute(pool)
                 .await?
-                .rows_affected(),
-                Self::Postgres(pool) => sqlx::query(
-                    "INSERT INTO shares (id, kind, payload, digest, created_at) VALUES ($1, $2, $3, $4, $5) \
-                         ON CONFLICT DO NOTHING",
-                )
-                .bind(&id)
-                .bind(kind.as_str())
-                .bind(&payload)
-                .bind(&digest)
-                .bind(&created_at)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-            };
+                .rows_affected());
             if inserted == 1 {
                 return Ok(id);
             }
@@ -143,10 +137,7 @@ impl Store {
 
     async fn id_for_digest(&self, digest: &str) -> Result<Option<String>, StoreError> {
         let q = "SELECT id FROM shares WHERE digest = $1";
-        Ok(match self {
-            Self::Sqlite(pool) => sqlx::query_scalar(q).bind(digest).fetch_optional(pool).await?,
-            Self::Postgres(pool) => sqlx::query_scalar(q).bind(digest).fetch_optional(pool).await?,
-        })
+        Ok(on_pool!(self, pool => sqlx::query_scalar(q).bind(digest).fetch_optional(pool).await?))
     }
 
     /// The share with this id, if any.
@@ -155,10 +146,8 @@ impl Store {
             return Ok(None);
         }
         let q = "SELECT kind, payload, created_at FROM shares WHERE id = $1";
-        let row: Option<(String, String, String)> = match self {
-            Self::Sqlite(pool) => sqlx::query_as(q).bind(id).fetch_optional(pool).await?,
-            Self::Postgres(pool) => sqlx::query_as(q).bind(id).fetch_optional(pool).await?,
-        };
+        let row: Option<(String, String, String)> =
+            on_pool!(self, pool => sqlx::query_as(q).bind(id).fetch_optional(pool).await?);
         let Some((kind, payload, created_at)) = row else {
             return Ok(None);
         };

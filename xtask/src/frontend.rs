@@ -92,7 +92,7 @@ pub(crate) fn bench(project: &Project) -> Result<()> {
     run(project
         .cargo()?
         .args(["test", "-p", "replayground-frontend", "--target", WASM, "--release"])
-        .args(["--test", "bench", "--", "--include-ignored", "--nocapture"])
+        .args(["--features", "browser-bench", "--test", "bench", "--", "--nocapture"])
         .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", "wasm-bindgen-test-runner")
         .env("CHROMEDRIVER", "/usr/bin/chromedriver"))?;
     e2e(project, true)

@@ -140,15 +140,20 @@ fn binaryen(project: &Project) -> Result<()> {
         report(&what, "already present");
         return Ok(());
     }
-    let tools = project.root.join(".tools");
-    std::fs::create_dir_all(&tools).with_context(|| format!("could not create {}", tools.display()))?;
-    run(project.command("npm")?.args(["install", "--prefix"]).arg(&tools).args([
-        "--no-audit",
-        "--no-fund",
-        &format!("binaryen@{BINARYEN_VERSION}"),
-    ]))?;
+    npm_install(project, &format!("binaryen@{BINARYEN_VERSION}"))?;
     report(&what, "installed");
     Ok(())
+}
+
+/// `npm install PACKAGE@VERSION` into the project-local, git-ignored `.tools/`.
+fn npm_install(project: &Project, spec: &str) -> Result<()> {
+    let tools = project.root.join(".tools");
+    std::fs::create_dir_all(&tools).with_context(|| format!("could not create {}", tools.display()))?;
+    run(project
+        .command("npm")?
+        .args(["install", "--prefix"])
+        .arg(&tools)
+        .args(["--no-audit", "--no-fund", spec]))
 }
 
 fn playwright_core(project: &Project) -> Result<()> {
@@ -159,13 +164,7 @@ fn playwright_core(project: &Project) -> Result<()> {
         report(&what, "already present");
         return Ok(());
     }
-    let tools = project.root.join(".tools");
-    std::fs::create_dir_all(&tools).with_context(|| format!("could not create {}", tools.display()))?;
-    run(project.command("npm")?.args(["install", "--prefix"]).arg(&tools).args([
-        "--no-audit",
-        "--no-fund",
-        &format!("playwright-core@{PLAYWRIGHT_CORE_VERSION}"),
-    ]))?;
+    npm_install(project, &format!("playwright-core@{PLAYWRIGHT_CORE_VERSION}"))?;
     report(&what, "installed");
     Ok(())
 }

@@ -93,6 +93,9 @@ fn clippy_wasm(project: &Project) -> Result<()> {
         "--target",
         WASM,
         "--all-targets",
+        // Lint the browser benchmarks too; they are compiled here but never run.
+        "--features",
+        "browser-bench",
         "--",
         "-D",
         "warnings",
