@@ -150,6 +150,11 @@ impl From<ClientMessage> for Request {
                 id: seq,
                 spec: TraceJob::try_from(request).map(JobSpec::Trace),
             },
+            // Wired to the reproduction agent by the repro job (issue 6, in progress).
+            ClientMessage::Repro { seq, .. } => Self::Job {
+                id: seq,
+                spec: Err(RequestError::Invalid("This server does not run the reproduction agent yet.".to_owned())),
+            },
             ClientMessage::Cancel { job, .. } => Self::Cancel { job },
             ClientMessage::Ping { .. } => Self::Ping,
         }

@@ -4,6 +4,7 @@
 //! alike and the browser navigates traces with exactly the server's code.
 
 pub mod protocol;
+pub mod repro;
 pub mod share;
 pub mod state;
 pub mod state_tree;

@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::repro::{AgentEvent, ReproRequest};
 use crate::trace::{Event, Frame, Outcome, Trace, Value};
 
 /// Bumped whenever a message changes incompatibly.
@@ -168,6 +169,12 @@ pub enum ClientMessage {
         seq: u64,
         request: TraceRequest,
     },
+    /// Run the reproduction agent; its events stream as `agent` messages with
+    /// `job` = `seq`, ending with a `finished` or `failed` event (or `cancelled`).
+    Repro {
+        seq: u64,
+        request: ReproRequest,
+    },
     /// Stop a running job.
     Cancel {
         seq: u64,
@@ -181,7 +188,11 @@ pub enum ClientMessage {
 impl ClientMessage {
     pub fn seq(&self) -> u64 {
         match self {
-            Self::Hello { seq, .. } | Self::Trace { seq, .. } | Self::Cancel { seq, .. } | Self::Ping { seq } => *seq,
+            Self::Hello { seq, .. }
+            | Self::Trace { seq, .. }
+            | Self::Repro { seq, .. }
+            | Self::Cancel { seq, .. }
+            | Self::Ping { seq } => *seq,
         }
     }
 }
@@ -215,6 +226,8 @@ pub enum ServerMessage {
         stderr: String,
         outcome: Outcome,
     },
+    /// One step of a reproduction job.
+    Agent { seq: u64, job: u64, event: AgentEvent },
     /// A job was cancelled at the client's request.
     Cancelled { seq: u64, job: u64 },
     /// The answer to the client's `ping` number `reply_to`.
@@ -247,6 +260,7 @@ impl ServerMessage {
             | Self::TraceStart { seq, .. }
             | Self::TraceChunk { seq, .. }
             | Self::TraceEnd { seq, .. }
+            | Self::Agent { seq, .. }
             | Self::Cancelled { seq, .. }
             | Self::Pong { seq, .. }
             | Self::Error { seq, .. } => *seq,
@@ -260,6 +274,7 @@ impl ServerMessage {
             | Self::TraceStart { seq, .. }
             | Self::TraceChunk { seq, .. }
             | Self::TraceEnd { seq, .. }
+            | Self::Agent { seq, .. }
             | Self::Cancelled { seq, .. }
             | Self::Pong { seq, .. }
             | Self::Error { seq, .. } => *seq = n,
@@ -272,6 +287,7 @@ impl ServerMessage {
             Self::TraceStart { job, .. }
             | Self::TraceChunk { job, .. }
             | Self::TraceEnd { job, .. }
+            | Self::Agent { job, .. }
             | Self::Cancelled { job, .. } => Some(*job),
             Self::Error { job, .. } => *job,
             Self::Welcome { .. } | Self::Pong { .. } => None,
