@@ -17,6 +17,7 @@ pub mod http;
 pub mod jobs;
 pub mod metrics;
 pub mod neural;
+pub mod repro;
 pub mod runner;
 pub mod sandbox;
 pub mod store;
