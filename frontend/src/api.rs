@@ -7,9 +7,10 @@ use futures::StreamExt;
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use gloo_net::http::Request;
 use replayground_shared::protocol::{
-    ClientMessage, PROTOCOL_VERSION, TraceAssembler, TraceRequest as ProtocolTraceRequest,
+    ClientMessage, NeuralCapability, PROTOCOL_VERSION, PredictRequest, Prediction, TraceAssembler,
+    TraceRequest as ProtocolTraceRequest,
 };
-use replayground_shared::{Event, Frame, Outcome, StateTree, Trace, TraceError, Value};
+use replayground_shared::{Event, Frame, Outcome, State, StateTree, Trace, TraceError, Value};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -272,7 +273,7 @@ pub async fn run_program_streaming(
             _ => return Err(RunError::Network("the connection closed during the run".to_owned())),
         };
         match read_server_message(&text)? {
-            Incoming::Welcome => {
+            Incoming::Welcome(_) => {
                 socket.send(&ClientMessage::Trace {
                     seq: job,
                     request: ProtocolTraceRequest {
@@ -310,6 +311,75 @@ pub async fn run_program_streaming(
     }
 }
 
+/// What a `predict` job reports while it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PredictProgress {
+    /// The server's model, once the session opened.
+    Model(String),
+    /// A piece of the state line candidate `sample` is writing.
+    Token(u32, String),
+}
+
+/// The end of a `predict` job: the candidates and the real state (`ServerMessage::PredictEnd`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PredictEnd {
+    pub predictions: Vec<Prediction>,
+    pub actual: State,
+}
+
+/// Asks the server's neural debugger for `request` over a WebSocket of its own (closing
+/// it stops the job on the server). Neural mode needs the socket: there is no POST form.
+pub async fn predict_streaming(
+    request: PredictRequest,
+    cancel: &CancelRun,
+    on_progress: impl Fn(PredictProgress),
+) -> Result<PredictEnd, RunError> {
+    let unreachable = || RunError::Network("the WebSocket did not open".to_owned());
+    let (socket, mut events) = socket_url()
+        .and_then(|url| TraceSocket::open(&url))
+        .ok_or_else(unreachable)?;
+    cancel.0.borrow_mut().wake = Some(socket.events.clone());
+    let job = 2;
+    loop {
+        let text = match events.next().await {
+            _ if cancel.is_cancelled() => return Err(RunError::Cancelled),
+            Some(SocketEvent::Open) => {
+                socket.send(&ClientMessage::Hello {
+                    seq: 1,
+                    protocol: PROTOCOL_VERSION,
+                })?;
+                continue;
+            }
+            Some(SocketEvent::Message(text)) => text,
+            Some(SocketEvent::OpenTimedOut) => continue,
+            Some(SocketEvent::Closed(reason)) if !reason.is_empty() => return Err(RunError::Server(reason)),
+            _ => return Err(RunError::Network("the connection closed during the prediction".to_owned())),
+        };
+        match read_server_message(&text)? {
+            Incoming::Welcome(neural) => {
+                if !neural.available {
+                    return Err(RunError::Server(neural.reason.unwrap_or_else(|| {
+                        "Neural mode is off on this server.".to_owned()
+                    })));
+                }
+                on_progress(PredictProgress::Model(neural.model.unwrap_or_default()));
+                socket.send(&ClientMessage::Predict {
+                    seq: job,
+                    request: request.clone(),
+                })?;
+                cancel.0.borrow_mut().job = Some((socket.socket.clone(), job));
+            }
+            Incoming::PredictToken { job: j, sample, text } if j == job => {
+                on_progress(PredictProgress::Token(sample, text));
+            }
+            Incoming::PredictEnd { job: j, end } if j == job => return Ok(end),
+            Incoming::Cancelled { job: j } if j == job => return Err(RunError::Cancelled),
+            Incoming::Error { message } => return Err(RunError::Server(message)),
+            _ => {}
+        }
+    }
+}
+
 /// The run as one POST, when the trace cannot stream; a cancelled one is dropped when
 /// it returns (a request cannot be stopped midway).
 async fn post_instead(
@@ -333,7 +403,7 @@ async fn post_instead(
 /// deserializer for the buffer, about 100 KiB of wasm.
 #[derive(Debug, PartialEq)]
 enum Incoming {
-    Welcome,
+    Welcome(NeuralCapability),
     TraceStart {
         job: u64,
     },
@@ -347,6 +417,15 @@ enum Incoming {
     },
     Cancelled {
         job: u64,
+    },
+    PredictToken {
+        job: u64,
+        sample: u32,
+        text: String,
+    },
+    PredictEnd {
+        job: u64,
+        end: PredictEnd,
     },
     Error {
         message: String,
@@ -382,12 +461,36 @@ struct ErrorMessageBody {
     message: String,
 }
 
+#[derive(Debug, Deserialize)]
+struct WelcomeBody {
+    #[serde(default)]
+    neural: NeuralCapability,
+}
+
+#[derive(Debug, Deserialize)]
+struct TokenBody {
+    sample: u32,
+    text: String,
+}
+
 fn read_server_message(text: &str) -> Result<Incoming, RunError> {
     let unreadable = |e: serde_json::Error| RunError::Unreadable(e.to_string());
     let envelope: Envelope = serde_json::from_str(text).map_err(unreadable)?;
     let job = envelope.job.unwrap_or_default();
     Ok(match envelope.kind.as_str() {
-        "welcome" => Incoming::Welcome,
+        "welcome" => Incoming::Welcome(
+            serde_json::from_str::<WelcomeBody>(text)
+                .map_err(unreadable)?
+                .neural,
+        ),
+        "predict_token" => {
+            let TokenBody { sample, text } = serde_json::from_str(text).map_err(unreadable)?;
+            Incoming::PredictToken { job, sample, text }
+        }
+        "predict_end" => Incoming::PredictEnd {
+            job,
+            end: serde_json::from_str(text).map_err(unreadable)?,
+        },
         "trace_start" => Incoming::TraceStart { job },
         "trace_chunk" => Incoming::TraceChunk {
             job,
@@ -436,8 +539,34 @@ mod tests {
             protocol: PROTOCOL_VERSION,
             server: "test".into(),
             limits: SessionLimits::default(),
+            neural: NeuralCapability {
+                available: true,
+                model: Some("tiny".into()),
+                reason: None,
+            },
         };
-        assert_eq!(read(welcome), Incoming::Welcome);
+        assert!(matches!(read(welcome), Incoming::Welcome(n) if n.available && n.model.as_deref() == Some("tiny")));
+        let token = ServerMessage::PredictToken {
+            seq: 2,
+            job: 7,
+            sample: 1,
+            text: "<|line|>".into(),
+        };
+        assert_eq!(
+            read(token),
+            Incoming::PredictToken {
+                job: 7,
+                sample: 1,
+                text: "<|line|>".into()
+            }
+        );
+        let end = ServerMessage::PredictEnd {
+            seq: 3,
+            job: 7,
+            predictions: Vec::new(),
+            actual: State::end(),
+        };
+        assert!(matches!(read(end), Incoming::PredictEnd { job: 7, end } if end.actual == State::end()));
         assert_eq!(
             read(ServerMessage::TraceStart { seq: 2, job: 7 }),
             Incoming::TraceStart { job: 7 }

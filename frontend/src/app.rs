@@ -15,6 +15,7 @@ use crate::api;
 use crate::debugger::{DebuggerPanel, Presenting, Session, is_typing_target, timeline_position};
 use crate::editor::{CodeEditor, Outline, ProblemList};
 use crate::examples::{EXAMPLES, Example};
+use crate::neural_view::{NeuralMode, NeuralPanel};
 use crate::sharing::{self, LinkTarget};
 use crate::syntax::Analysis;
 
@@ -59,6 +60,7 @@ struct Playground {
     progress: RwSignal<api::RunProgress>,
     /// Stops the running trace.
     cancel: StoredValue<Option<api::CancelRun>, LocalStorage>,
+    neural: NeuralMode,
 }
 
 impl Playground {
@@ -85,6 +87,9 @@ impl Playground {
                         stop = tree.step(stop, Action::Jump(step), &mut breakpoints);
                     }
                     self.stop.set(stop);
+                    // A new run: the neural panel starts empty, predicting with this run's input.
+                    self.neural.last_step.set(None);
+                    self.neural.stdin.set(stdin);
                     self.session.set(Some(Arc::new(Session { code, tree })));
                 }
                 Err(e) => {
@@ -151,7 +156,9 @@ pub fn App() -> impl IntoView {
         running: RwSignal::new(false),
         progress: RwSignal::new(api::RunProgress::default()),
         cancel: StoredValue::new_local(None),
+        neural: NeuralMode::new(),
     };
+    provide_context(page.neural);
     let Playground {
         code,
         stdin,
@@ -242,6 +249,10 @@ pub fn App() -> impl IntoView {
                 toggle_presenting();
             }
             "Escape" if presenting.get_untracked() => presenting.set(false),
+            "m" => {
+                ev.prevent_default();
+                page.neural.on.update(|on| *on = !*on);
+            }
             _ => {}
         }
     });
@@ -495,7 +506,13 @@ pub fn App() -> impl IntoView {
                         </p>
                     </Show>
                     {move || match session.get() {
-                        Some(session) => view! { <DebuggerPanel session breakpoints stop /> }.into_any(),
+                        Some(session) => {
+                            view! {
+                                <NeuralPanel session=Arc::clone(&session) mode=page.neural breakpoints />
+                                <DebuggerPanel session breakpoints stop />
+                            }
+                                .into_any()
+                        }
                         None => view! { <Gallery page /> }.into_any(),
                     }}
                 </section>

@@ -143,10 +143,14 @@ pub fn DebuggerPanel(
         let session = Arc::clone(&session);
         Memo::new(move |_| StopView::at(&session.tree, stop.get()))
     };
+    let neural = use_context::<crate::neural_view::NeuralMode>();
     let act = {
         let session = Arc::clone(&session);
         Callback::new(move |action: Action| {
             let here = stop.get_untracked();
+            if let Some(neural) = neural {
+                neural.last_step.set(Some((here, action)));
+            }
             let mut lines = breakpoints.get_untracked();
             let next = session.tree.step(here, action, &mut lines);
             if lines != breakpoints.get_untracked() {

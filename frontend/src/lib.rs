@@ -10,6 +10,8 @@ pub mod app;
 pub mod debugger;
 pub mod editor;
 pub mod examples;
+pub mod neural_view;
+pub mod repro;
 pub mod sharing;
 pub mod state_tree_view;
 pub mod stop_view;

@@ -118,6 +118,12 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     pub limiter: Option<ClientLimiter>,
     pub shutdown: Shutdown,
+    /// The neural debugger for `predict` jobs (off until a model loads).
+    pub neural: crate::neural_session::NeuralService,
+    /// Projects uploaded for the reproduction agent (`POST /api/projects`).
+    pub projects: crate::http::repro::ProjectStore,
+    /// The reproduction agent's sandbox and models, set once at startup ([`App::set_agent`]).
+    agent: std::sync::OnceLock<Arc<crate::repro::agent::AgentDeps>>,
     sandbox_health: Mutex<Option<(Instant, Result<(), String>)>>,
     /// One sandbox probe at a time.
     probe: tokio::sync::Mutex<()>,
@@ -165,6 +171,9 @@ impl AppState {
             metrics,
             limiter,
             shutdown: Shutdown::new(),
+            neural: crate::neural_session::NeuralService::default(),
+            projects: crate::http::repro::ProjectStore::default(),
+            agent: std::sync::OnceLock::new(),
             sandbox_health: Mutex::new(None),
             probe: tokio::sync::Mutex::new(()),
         }))
@@ -172,6 +181,25 @@ impl AppState {
 }
 
 impl App {
+    /// Gives the reproduction agent its models; `false` when it already had them.
+    pub fn set_agent(&self, deps: crate::repro::agent::AgentDeps) -> bool {
+        self.agent.set(Arc::new(deps)).is_ok()
+    }
+
+    /// The reproduction agent's dependencies: those set at startup, else the tracer's
+    /// sandbox and Python without models (rule-based generation, BM25 only).
+    pub fn agent(&self) -> Arc<crate::repro::agent::AgentDeps> {
+        Arc::clone(self.agent.get_or_init(|| {
+            Arc::new(crate::repro::agent::AgentDeps {
+                sandbox: Arc::clone(self.tracer.sandbox()),
+                python: self.tracer.python().to_owned(),
+                embedder: None,
+                reranker: None,
+                llm: None,
+            })
+        }))
+    }
+
     /// Traces `job` (the caller holds its job slot), showing `observe` the assembler as
     /// the tracer's output arrives. `cancel` kills the sandbox.
     pub async fn run_trace(

@@ -136,8 +136,14 @@ pub enum Command {
     Train(neural::commands::TrainArgs),
     /// Predict each stop of debugger actions with a model, beside the real one.
     Predict(neural::commands::PredictArgs),
-    /// Evaluate a model (`--suite next-state`) against baselines; prints JSON.
+    /// Evaluate a model (`--suite next-state|cruxeval-o|cruxeval-i`) against baselines; prints JSON.
     Eval(neural::commands::EvalArgs),
+    /// Reproduce a bug report (RepGen): restructure, plan, generate and check candidate
+    /// scripts in the sandbox; streams progress (or JSON lines) and writes the final script.
+    Repro(crate::repro::agent::ReproArgs),
+    /// Benchmark the reproduction agent on a suite of bug reports (tests/repro-suite): retrieval,
+    /// training-loop detection, symptom classification and reproduction rate per stage.
+    BenchRepro(crate::repro::bench::BenchReproArgs),
 }
 
 /// A program to run.
@@ -243,6 +249,25 @@ pub struct ServeArgs {
         default_value_t = 2000
     )]
     pub trace_chunk_events: usize,
+    /// The neural debugger's model (config.json, tokenizer.json, *.safetensors); default:
+    /// the bundled models/neural-debugger-tiny when the server starts in a checkout.
+    #[arg(long, env = "REPLAYGROUND_MODEL_DIR", value_name = "DIR", conflicts_with = "no_model")]
+    pub model_dir: Option<PathBuf>,
+    /// Serve without the neural debugger (neural mode off).
+    #[arg(long, env = "REPLAYGROUND_NO_MODEL")]
+    pub no_model: bool,
+    /// The reproduction agent's LLM: `openai:URL#MODEL` (Ollama, vLLM, llama.cpp server),
+    /// `candle:DIR` (a local Qwen2-family model) or `scripted:FILE`; none: rule-based edits.
+    #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
+    pub llm: Option<String>,
+    /// A cross-encoder (HF BertForSequenceClassification folder, e.g. ms-marco-MiniLM-L-6-v2)
+    /// that reranks the agent's contexts; none: the embedding model reranks.
+    #[arg(long, env = "REPLAYGROUND_RERANKER", value_name = "DIR")]
+    pub reranker: Option<PathBuf>,
+    /// The sentence-embedding model (all-MiniLM-L6-v2 folder); default: the one
+    /// `cargo xtask setup` installs, when present; without one the agent ranks by BM25 only.
+    #[arg(long, env = "REPLAYGROUND_EMBEDDINGS", value_name = "DIR")]
+    pub embeddings: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -327,7 +352,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let tree = steppable(&cli.options, &program).await?;
             tokio::task::spawn_blocking(move || neural::commands::predict(&args, &tree, &code)).await?
         }
-        Command::Eval(args) => tokio::task::spawn_blocking(move || neural::commands::eval(&args)).await?,
+        Command::Eval(args) => neural::commands::eval(args, cli.options.sandbox()?, &cli.options.python).await,
+        Command::BenchRepro(args) => crate::repro::bench::command(&args, cli.options.sandbox()?, &cli.options.python).await,
+        Command::Repro(args) => crate::repro::agent::command(&args, cli.options.sandbox()?, cli.options.python.clone()).await,
         Command::Serve(args) => serve(&cli.options, &args).await,
     }
 }
@@ -456,6 +483,8 @@ async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCod
     };
     let tracer = Tracer::new(sandbox, &options.python, options.limits());
     let state = AppState::new(tracer, store, args.config(static_dir));
+    state.neural.start(args.no_model, args.model_dir.clone());
+    state.set_agent(agent_deps(&state, args)?);
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}; is another server using it?", args.addr))?;
@@ -470,6 +499,56 @@ async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCod
     http::serve(listener, state).await?;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The reproduction agent's models from `--llm`, `--reranker` and `--embeddings`: a model
+/// named explicitly must load; the default embedding model is used when it loads.
+fn agent_deps(state: &AppState, args: &ServeArgs) -> anyhow::Result<crate::repro::agent::AgentDeps> {
+    use crate::repro::embed::{CrossEncoder, Embedder};
+    let llm = match &args.llm {
+        Some(spec) => {
+            let llm = crate::repro::llm::from_spec(spec)
+                .with_context(|| format!("cannot use the LLM `{spec}`; check --llm (REPLAYGROUND_LLM)"))?;
+            tracing::info!(llm = %llm.name(), "reproduction agent: LLM ready");
+            Some(llm)
+        }
+        None => {
+            tracing::info!("reproduction agent: no --llm, candidates come from rule-based edit actions");
+            None
+        }
+    };
+    let embedder = match &args.embeddings {
+        Some(dir) => Some(Arc::new(Embedder::load(dir).with_context(|| {
+            format!("cannot load the embedding model in {}; check --embeddings", dir.display())
+        })?)),
+        None => match Embedder::locate().map(|dir| (Embedder::load(&dir), dir)) {
+            Some((Ok(embedder), dir)) => {
+                tracing::info!(dir = %dir.display(), "reproduction agent: embedding model ready");
+                Some(Arc::new(embedder))
+            }
+            Some((Err(e), dir)) => {
+                tracing::warn!("reproduction agent: the embedding model in {} does not load ({e}); ranking by BM25 only", dir.display());
+                None
+            }
+            None => {
+                tracing::info!("reproduction agent: no embedding model (cargo xtask setup installs one); ranking by BM25 only");
+                None
+            }
+        },
+    };
+    let reranker = match &args.reranker {
+        Some(dir) => Some(Arc::new(CrossEncoder::load(dir).with_context(|| {
+            format!("cannot load the reranker in {}; check --reranker", dir.display())
+        })?)),
+        None => None,
+    };
+    Ok(crate::repro::agent::AgentDeps {
+        sandbox: Arc::clone(state.tracer.sandbox()),
+        python: state.tracer.python().to_owned(),
+        embedder,
+        reranker,
+        llm,
+    })
 }
 
 /// A database URL without its password, for messages.

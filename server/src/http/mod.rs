@@ -5,10 +5,13 @@
 //! | `POST /api/trace` | the [`Trace`](replayground_shared::Trace) of a program |
 //! | `POST /api/share` | 201 `{"id", "url"}` |
 //! | `GET /api/share/{id}` | `{"kind", "payload", "created_at"}` |
+//! | `POST /api/projects` | 201 `{"id", "files", "python_files", ...}` for a .zip / .tar.gz body ([`repro`]) |
+//! | `GET /api/projects/{id}` | the uploaded project's summary |
 //! | `GET /api/ws` | the WebSocket session ([`crate::ws`]) |
 //! | `GET /healthz` | 200 or 503 with the reason |
 //! | `GET /metrics` | Prometheus text |
-//! | `GET /`, `GET /s/{id}` | the browser app's `index.html` |
+//! | `GET /`, `GET /s/{id}` | the browser app's `index.html` (the reproduction page's for a stored reproduction) |
+//! | `GET /repro/` | the reproduction page (`repro/index.html`, a second trunk build) |
 //! | anything else | a file of the static folder, or a JSON 404 |
 //!
 //! Every response carries a request id (`x-request-id`) and the security headers; API
@@ -16,6 +19,7 @@
 
 pub mod error;
 pub mod ops;
+pub mod repro;
 pub mod share;
 pub mod static_files;
 pub mod trace;
@@ -25,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Path, Request, State};
 use axum::handler::HandlerWithoutStateExt as _;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -70,6 +74,11 @@ pub fn router(state: AppState) -> Router {
             post(share::create).layer(DefaultBodyLimit::max(SHARE_BODY_LIMIT)),
         )
         .route("/api/share/{id}", get(share::fetch))
+        .route(
+            "/api/projects",
+            post(repro::upload).layer(DefaultBodyLimit::max(repro::PROJECT_BODY_LIMIT)),
+        )
+        .route("/api/projects/{id}", get(repro::summary))
         .route("/api/ws", get(crate::ws::upgrade))
         .route("/api", any(error::api_not_found))
         .route("/api/{*rest}", any(error::api_not_found))
@@ -80,12 +89,25 @@ pub fn router(state: AppState) -> Router {
         Some(dir) => {
             let page = Arc::new(IndexPage::new(dir));
             let index = get(static_files::index).with_state(page);
+            // The reproduction page is a second trunk build in `dir/repro/`.
+            let pages = Arc::new(repro::Pages {
+                playground: IndexPage::new(dir),
+                repro: IndexPage::new(&dir.join("repro")),
+            });
+            let repro_page = get(repro::repro_page).with_state(Arc::clone(&pages));
+            let shared_page = move |State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap| {
+                let pages = Arc::clone(&pages);
+                async move { repro::share_page(&state, &pages, &id, &headers).await }
+            };
             let files = ServeDir::new(dir)
                 .append_index_html_on_directories(false)
                 .fallback(error::not_found.into_service());
             api.route("/", index.clone())
                 .route("/index.html", index.clone())
-                .route("/s/{id}", index)
+                .route("/s/{id}", get(shared_page))
+                .route("/repro", get(repro::repro_redirect))
+                .route("/repro/", repro_page.clone())
+                .route("/repro/index.html", repro_page)
                 .fallback_service(
                     ServiceBuilder::new()
                         .layer(middleware::from_fn(static_files::cache_headers))

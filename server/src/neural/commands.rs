@@ -10,7 +10,9 @@ use replayground_shared::trace_lang::{self, Direction, Trajectory, normalize_sta
 use replayground_shared::{Action, StateTree};
 
 use super::corpus::{self, CorpusConfig};
+use super::cruxeval::{self, Checker, CruxEvalOptions, Rollout, Suite};
 use super::dedup::Reference;
+use super::device::{self, DeviceChoice};
 use super::eval;
 use super::infer::{NeuralDebugger, Sampling};
 use super::policy::Policy;
@@ -96,10 +98,15 @@ pub struct SamplingArgs {
     pub temperature: f64,
     #[arg(long)]
     pub top_p: Option<f64>,
-    #[arg(long, default_value_t = 0)]
+    /// Seed of the sampler (sample i of k uses seed + i).
+    #[arg(long, alias = "seed", default_value_t = 0)]
     pub sample_seed: u64,
+    /// Tokens one state line may take at least (more when the previous state is long).
     #[arg(long, default_value_t = 256)]
     pub max_tokens: usize,
+    /// Where the model runs.
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
 }
 
 impl SamplingArgs {
@@ -113,18 +120,39 @@ impl SamplingArgs {
     }
 }
 
+/// The evaluation suites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SuiteName {
+    /// Next-state exact match on a corpus's held-out trajectories.
+    NextState,
+    /// CruxEval-O: the return value of `f(input)`, by rolling the debugger to the return.
+    CruxevalO,
+    /// CruxEval-I: an input giving the output, by stepping backwards to the call.
+    CruxevalI,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct EvalArgs {
-    /// `next-state` (held-out trajectories of a corpus).
-    #[arg(long, default_value = "next-state")]
-    pub suite: String,
+    #[arg(long, value_enum, default_value_t = SuiteName::NextState)]
+    pub suite: SuiteName,
     #[arg(long, value_name = "DIR")]
     pub model: PathBuf,
-    /// For next-state: a corpus `heldout.jsonl`.
+    /// next-state: a corpus `heldout.jsonl` (required). CruxEval: its JSONL (default
+    /// `../shared/data/cruxeval/cruxeval.jsonl` beside the checkout).
     #[arg(long, value_name = "FILE")]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
+    /// Examples (next-state) or problems (CruxEval) to evaluate, from the start of the file.
     #[arg(long, default_value_t = 500)]
     pub limit: usize,
+    /// CruxEval: samples per problem (pass@k with k = samples; more than 1 needs --temperature).
+    #[arg(long, default_value_t = 1)]
+    pub samples: usize,
+    /// cruxeval-o: how to roll from the call to the return.
+    #[arg(long, value_enum, default_value_t = Rollout::StepReturn)]
+    pub rollout: Rollout,
+    /// CruxEval: sandbox jobs at once.
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     /// Print only the JSON report.
@@ -200,7 +228,7 @@ pub fn train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
 /// Per action: the model's prediction beside the real stop (same fields as `debug`).
 pub fn predict(args: &PredictArgs, tree: &StateTree, code: &str) -> anyhow::Result<ExitCode> {
     let actions = Action::parse_list(&args.actions)?;
-    let mut debugger = NeuralDebugger::load(&args.model)?;
+    let mut debugger = NeuralDebugger::load_on(&args.model, &device::choose(args.sampling.device)?)?;
     let real = trace_lang::record(tree, code, &actions, Direction::Forward);
     let mut out = std::io::stdout().lock();
     for k in 1..real.steps.len() {
@@ -210,9 +238,7 @@ pub fn predict(args: &PredictArgs, tree: &StateTree, code: &str) -> anyhow::Resu
             direction: Direction::Forward,
             steps: real.steps[..k].to_vec(),
         };
-        let mut prompt = trace_lang::serialize(&prefix)?;
-        prompt.push_str(&trace_lang::action_text(action));
-        prompt.push('\n');
+        let prompt = debugger.prompt(&prefix, action, &args.sampling.sampling())?;
         let previous = &real.steps[k - 1].state;
         let prediction = debugger.predict(&prompt, Some(previous), &args.sampling.sampling(), &mut |_| {})?;
         let expected = normalize_state(&real.steps[k].state);
@@ -237,36 +263,100 @@ pub fn predict(args: &PredictArgs, tree: &StateTree, code: &str) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn eval(args: &EvalArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(
-        args.suite == "next-state",
-        "the suite `{}` is not available yet; this build evaluates `next-state`",
-        args.suite
-    );
-    let mut debugger = NeuralDebugger::load(&args.model)?;
-    let trajectories = eval::load_trajectories(&args.data)?;
-    let bar = indicatif::ProgressBar::new(args.limit as u64);
-    let report = eval::next_state(
-        &mut debugger,
-        &trajectories,
-        args.limit,
-        &args.sampling.sampling(),
-        &mut |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        },
-    )?;
-    bar.finish_and_clear();
-    let json = serde_json::to_string_pretty(&report)?;
+/// `replayground eval`: one JSON report on stdout.
+pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let device = device::choose(args.sampling.device)?;
+    let debugger = NeuralDebugger::load_on(&args.model, &device)?;
+    let bar = if args.json {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(args.limit as u64)
+    };
+    let json = match args.suite {
+        SuiteName::NextState => {
+            let data = args.data.clone().ok_or_else(|| {
+                anyhow::anyhow!("--suite next-state needs --data FILE: a corpus heldout.jsonl (replayground corpus --out DIR)")
+            })?;
+            let (limit, sampling) = (args.limit, args.sampling.sampling());
+            let report = tokio::task::spawn_blocking(move || {
+                let mut debugger = debugger;
+                let trajectories = eval::load_trajectories(&data)?;
+                eval::next_state(&mut debugger, &trajectories, limit, &sampling, &mut |done, total| {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                })
+            })
+            .await??;
+            if !args.json {
+                eprintln!(
+                    "next-state exact match {:.1}% on {} (copy baseline {:.1}%, next-line baseline {:.1}%)",
+                    100.0 * report.pass_at_1,
+                    report.n,
+                    100.0 * report.baselines.get("copy").map_or(0.0, |s| s.accuracy),
+                    100.0 * report.baselines.get("next_line").map_or(0.0, |s| s.accuracy),
+                );
+            }
+            serde_json::to_string_pretty(&report)?
+        }
+        SuiteName::CruxevalO | SuiteName::CruxevalI => {
+            let path = match &args.data {
+                Some(path) => path.clone(),
+                None => cruxeval::default_path()?,
+            };
+            let mut problems = cruxeval::load(&path)?;
+            problems.truncate(args.limit);
+            let tracer = Arc::new(Tracer::new(
+                Arc::clone(&sandbox),
+                python,
+                RunLimits {
+                    max_events: 20_000,
+                    ..RunLimits::default()
+                },
+            ));
+            let checker = Arc::new(Checker::new(sandbox, python, args.jobs));
+            let options = CruxEvalOptions {
+                suite: if args.suite == SuiteName::CruxevalO {
+                    Suite::Output
+                } else {
+                    Suite::Input
+                },
+                samples: args.samples,
+                sampling: args.sampling.sampling(),
+                rollout: args.rollout,
+                max_rollout_steps: 64,
+            };
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{msg:>10} {bar:40} {pos}/{len} eta {eta}")
+                    .expect("a valid template"),
+            );
+            let report = cruxeval::evaluate(
+                Arc::new(std::sync::Mutex::new(debugger)),
+                tracer,
+                checker,
+                problems,
+                options,
+                bar,
+            )
+            .await?;
+            if !args.json {
+                eprintln!(
+                    "{} pass@1 {:.1}% on {} problems; baselines: {}",
+                    report.suite,
+                    100.0 * report.pass_at_1,
+                    report.n,
+                    report
+                        .baselines
+                        .iter()
+                        .map(|(name, s)| format!("{name} {:.1}%", 100.0 * s.pass_at_1))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            serde_json::to_string_pretty(&report)?
+        }
+    };
     writeln!(std::io::stdout().lock(), "{json}")?;
-    if !args.json {
-        eprintln!(
-            "next-state exact match {:.1}% on {} (copy baseline {:.1}%, next-line baseline {:.1}%)",
-            100.0 * report.pass_at_1,
-            report.n,
-            100.0 * report.baselines.get("copy").map_or(0.0, |s| s.accuracy),
-            100.0 * report.baselines.get("next_line").map_or(0.0, |s| s.accuracy),
-        );
-    }
+    eprintln!("evaluated on {} in {:.1} s", device::describe(&device), started.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }

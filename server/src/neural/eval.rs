@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use replayground_shared::trace_lang::{self, Direction, Step, Trajectory, normalize_state};
-use replayground_shared::{State, StopKind};
+use replayground_shared::{Action, State, StopKind};
 use serde::Serialize;
 
 use super::infer::{NeuralDebugger, Sampling};
@@ -39,17 +39,23 @@ pub struct NextStateReport {
     pub n: usize,
     pub pass_at_1: f64,
     pub parse_failures: usize,
+    /// Why answers did not parse: `token_budget`, `unresolved_unchanged` (`..` for a
+    /// variable the previous state lacks) or `other`.
+    pub parse_failure_reasons: BTreeMap<&'static str, usize>,
     pub per_action: BTreeMap<String, Score>,
     pub by_horizon: BTreeMap<String, Score>,
     pub baselines: BTreeMap<&'static str, Score>,
     pub tokens_generated: usize,
-    pub seconds: f64,
 }
 
 /// One prediction task: the prompt text, the previous state and the expected one.
 #[derive(Debug, Clone)]
 pub struct Example {
+    /// The whole trajectory so far plus the action (see [`NeuralDebugger::prompt`] for
+    /// the version fitted into a model's context).
     pub prompt: String,
+    pub prefix: Trajectory,
+    pub step_action: Action,
     pub action: String,
     pub horizon: usize,
     pub previous: State,
@@ -77,6 +83,8 @@ pub fn examples(trajectory: &Trajectory) -> anyhow::Result<Vec<Example>> {
         };
         out.push(Example {
             prompt,
+            prefix,
+            step_action: action,
             action: name.split(':').next().unwrap_or_default().to_owned(),
             horizon: k,
             previous: trajectory.steps[k - 1].state.clone(),
@@ -99,6 +107,17 @@ fn baseline_next_line(e: &Example) -> State {
         s.value = None;
     }
     s
+}
+
+/// Sorts a parse failure by its cause, from the decoder's message.
+fn failure_reason(message: &str) -> &'static str {
+    if message.contains("did not finish") {
+        "token_budget"
+    } else if message.contains("is `..`") {
+        "unresolved_unchanged"
+    } else {
+        "other"
+    }
 }
 
 fn horizon_bucket(h: usize) -> String {
@@ -134,7 +153,6 @@ pub fn next_state(
     sampling: &Sampling,
     on_progress: &mut dyn FnMut(usize, usize),
 ) -> anyhow::Result<NextStateReport> {
-    let started = std::time::Instant::now();
     let mut all = Vec::new();
     for t in trajectories {
         all.extend(examples(t)?);
@@ -149,12 +167,15 @@ pub fn next_state(
     };
     let mut overall = Score::default();
     for (i, e) in all.iter().enumerate() {
-        let prediction = debugger.predict(&e.prompt, Some(&e.previous), sampling, &mut |_| {})?;
+        let prompt = debugger.prompt(&e.prefix, e.step_action, sampling)?;
+        let prediction = debugger.predict(&prompt, Some(&e.previous), sampling, &mut |_| {})?;
         report.tokens_generated += prediction.tokens;
         let hit = if let Ok(state) = &prediction.state {
             normalize_state(state) == e.expected
         } else {
             report.parse_failures += 1;
+            let reason = prediction.state.as_ref().err().map_or("other", |m| failure_reason(m));
+            *report.parse_failure_reasons.entry(reason).or_default() += 1;
             false
         };
         overall.add(hit);
@@ -174,7 +195,6 @@ pub fn next_state(
     }
     report.n = overall.n;
     report.pass_at_1 = overall.accuracy;
-    report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
 

@@ -5,8 +5,12 @@
 //! loads through candle-transformers' `qwen2`: this project's small models and
 //! larger fine-tuned checkpoints alike. At every decoding step the tokens that would
 //! leave the grammar of a state line ([`StateLineMachine`]) are masked out, so every
-//! answer parses (a line that still fails to resolve, say a `..` with nothing before
-//! it, is reported as a parse failure).
+//! answer parses. A `..` (unchanged) value is only allowed for a variable that the
+//! previous state of the same frame has, so every finished line also resolves; a line
+//! cut by the token budget is reported as a parse failure.
+//!
+//! Inverse mode samples k candidate previous states ([`NeuralDebugger::sample_previous`])
+//! and [`mark_consistent`] checks each against the real execution.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,8 +19,8 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::generation::{LogitsProcessor, Sampling as CandleSampling};
 use candle_transformers::models::qwen2::ModelForCausalLM;
-use replayground_shared::State;
-use replayground_shared::trace_lang::{StateLineMachine, parse_state};
+use replayground_shared::trace_lang::{self, StateLineMachine, Trajectory, normalize_state, parse_state};
+use replayground_shared::{Action, State};
 use tokenizers::Tokenizer;
 
 use super::model::Qwen2Config;
@@ -52,6 +56,45 @@ pub struct Prediction {
     pub tokens: usize,
 }
 
+/// One of k sampled answers (a previous state, or a call whose arguments are the
+/// function's inputs), and whether it agrees with the real execution once checked.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Candidate {
+    pub text: String,
+    /// The parsed state; `None` when the line did not parse (`error` says why).
+    pub state: Option<State>,
+    pub error: Option<String>,
+    /// `None` until checked against the real execution.
+    pub consistent: Option<bool>,
+    /// The seed this candidate was sampled with (reproduces it alone).
+    pub seed: u64,
+}
+
+impl Candidate {
+    fn from_prediction(prediction: Prediction, seed: u64) -> Self {
+        let (state, error) = match prediction.state {
+            Ok(state) => (Some(state), None),
+            Err(e) => (None, Some(e)),
+        };
+        Self {
+            text: prediction.text,
+            state,
+            error,
+            consistent: None,
+            seed,
+        }
+    }
+}
+
+/// Marks each candidate consistent when its state is the real one (after
+/// normalisation); an unparsed candidate is inconsistent.
+pub fn mark_consistent(candidates: &mut [Candidate], real: &State) {
+    let real = normalize_state(real);
+    for c in candidates {
+        c.consistent = Some(c.state.as_ref().is_some_and(|s| normalize_state(s) == real));
+    }
+}
+
 /// A loaded model plus what constrained decoding needs.
 pub struct NeuralDebugger {
     model: ModelForCausalLM,
@@ -63,8 +106,13 @@ pub struct NeuralDebugger {
 }
 
 impl NeuralDebugger {
-    /// Loads a model directory, or says which file is missing or wrong.
+    /// Loads a model directory onto the CPU, or says which file is missing or wrong.
     pub fn load(dir: &Path) -> anyhow::Result<Self> {
+        Self::load_on(dir, &Device::Cpu)
+    }
+
+    /// Loads a model directory onto `device` (see [`super::device::choose`]).
+    pub fn load_on(dir: &Path, device: &Device) -> anyhow::Result<Self> {
         let read = |name: &str| {
             std::fs::read_to_string(dir.join(name)).map_err(|e| {
                 anyhow::anyhow!("{} has no readable {name} ({e}); a model directory needs config.json, tokenizer.json and *.safetensors", dir.display())
@@ -81,7 +129,7 @@ impl NeuralDebugger {
             .collect();
         weights.sort();
         anyhow::ensure!(!weights.is_empty(), "{} has no *.safetensors weights", dir.display());
-        let device = Device::Cpu;
+        let device = device.clone();
         let mut tensors = HashMap::new();
         for file in &weights {
             tensors.extend(candle_core::safetensors::load(file, &device)?);
@@ -103,6 +151,101 @@ impl NeuralDebugger {
         &self.config
     }
 
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// How many tokens `text` takes.
+    pub fn count_tokens(&self, text: &str) -> anyhow::Result<usize> {
+        Ok(self
+            .tokenizer
+            .encode(text, false)
+            .map_err(|e| anyhow::anyhow!("cannot tokenise: {e}"))?
+            .len())
+    }
+
+    /// Tokens to leave for the answer after `previous`: an answer is about as long as
+    /// the state before it written in full, plus room for a new variable or value.
+    pub fn answer_budget(&self, previous: Option<&State>, sampling: &Sampling) -> usize {
+        let full = previous
+            .and_then(|p| trace_lang::state_text(p, None).ok())
+            .and_then(|t| self.count_tokens(&t).ok())
+            .unwrap_or(0);
+        (full + full / 4 + 48)
+            .max(sampling.max_tokens)
+            .min(self.config.max_position_embeddings / 2)
+    }
+
+    /// The prompt that asks for the state after `action` from the end of `prefix`,
+    /// fitted into the context with room for the answer: when the whole trajectory
+    /// does not fit, its earliest states are left out (the code always stays, and
+    /// the first state kept is written in full, so that every `..` still resolves).
+    pub fn prompt(&self, prefix: &Trajectory, action: Action, sampling: &Sampling) -> anyhow::Result<String> {
+        let action_line = format!("{}\n", trace_lang::action_text(action));
+        let previous = prefix.steps.last().map(|s| &s.state);
+        let room = self
+            .config
+            .max_position_embeddings
+            .saturating_sub(self.answer_budget(previous, sampling));
+        let mut first = 0;
+        loop {
+            let mut steps = prefix.steps[first..].to_vec();
+            if let Some(s) = steps.first_mut() {
+                s.action = None;
+            }
+            let kept = Trajectory {
+                code: prefix.code.clone(),
+                direction: prefix.direction,
+                steps,
+            };
+            let mut text = trace_lang::serialize(&kept)?;
+            text.push_str(&action_line);
+            if first + 1 >= prefix.steps.len() || self.count_tokens(&text)? <= room {
+                return Ok(text);
+            }
+            first += 1;
+        }
+    }
+
+    /// k answers to `prompt`, candidate `i` sampled with seed `sampling.seed + i`.
+    pub fn sample(
+        &mut self,
+        prompt: &str,
+        previous: Option<&State>,
+        sampling: &Sampling,
+        k: usize,
+    ) -> anyhow::Result<Vec<Candidate>> {
+        (0..k as u64)
+            .map(|i| {
+                let seed = sampling.seed.wrapping_add(i);
+                let one = Sampling { seed, ..*sampling };
+                Ok(Candidate::from_prediction(
+                    self.predict(prompt, previous, &one, &mut |_| {})?,
+                    seed,
+                ))
+            })
+            .collect()
+    }
+
+    /// Inverse mode: k candidate states before the last state of `inverse` (a
+    /// trajectory written backwards), reached by the reverse `action`. Check them
+    /// with [`mark_consistent`] against the real previous state.
+    pub fn sample_previous(
+        &mut self,
+        inverse: &Trajectory,
+        action: Action,
+        sampling: &Sampling,
+        k: usize,
+    ) -> anyhow::Result<Vec<Candidate>> {
+        anyhow::ensure!(
+            inverse.direction == trace_lang::Direction::Inverse,
+            "sampling previous states needs a trajectory written backwards (Direction::Inverse)"
+        );
+        let prompt = self.prompt(inverse, action, sampling)?;
+        let later = inverse.steps.last().map(|s| s.state.clone());
+        self.sample(&prompt, later.as_ref(), sampling, k)
+    }
+
     /// Generates the state line that follows `prompt` (which ends with an action
     /// line), streaming each piece of text to `on_text`. `previous` resolves `..`.
     pub fn predict(
@@ -117,10 +260,11 @@ impl NeuralDebugger {
             .encode(prompt, false)
             .map_err(|e| anyhow::anyhow!("cannot tokenise: {e}"))?;
         let mut ids = encoding.get_ids().to_vec();
+        // Leave the answer its budget; cutting the prompt costs less than cutting the answer.
         let room = self
             .config
             .max_position_embeddings
-            .saturating_sub(sampling.max_tokens.min(64));
+            .saturating_sub(sampling.max_tokens.min(self.config.max_position_embeddings / 2));
         if ids.len() > room {
             // Keep the most recent context: the states right before the action matter most.
             ids.drain(..ids.len() - room);
@@ -143,6 +287,7 @@ impl NeuralDebugger {
             },
         );
         let mut machine = StateLineMachine::new();
+        let unchanged = UnchangedGuard::new(previous);
         let mut bytes = Vec::new();
         let mut position = 0;
         let mut input = Tensor::new(ids.as_slice(), &self.device)?.unsqueeze(0)?;
@@ -163,7 +308,7 @@ impl NeuralDebugger {
             for (id, value) in values.iter_mut().enumerate() {
                 let piece = self.token_bytes.get(id).map_or(&[][..], Vec::as_slice);
                 let mut probe = machine.clone();
-                if piece.is_empty() || !probe.feed(piece) {
+                if piece.is_empty() || !probe.feed(piece) || (piece.contains(&b'.') && unchanged.breaks(&bytes, piece)) {
                     *value = f32::NEG_INFINITY;
                 } else {
                     any = true;
@@ -195,6 +340,99 @@ impl NeuralDebugger {
             tokens: produced,
         })
     }
+}
+
+/// Refuses a `..` (unchanged) value for a variable that the previous state of the
+/// same frame does not have: `parse_state` could not resolve it.
+struct UnchangedGuard<'a> {
+    previous: Option<&'a State>,
+}
+
+impl<'a> UnchangedGuard<'a> {
+    fn new(previous: Option<&'a State>) -> Self {
+        Self { previous }
+    }
+
+    /// Whether `so_far` followed by `piece` writes an unresolvable `..`.
+    fn breaks(&self, so_far: &[u8], piece: &[u8]) -> bool {
+        let mut text = Vec::with_capacity(so_far.len() + piece.len());
+        text.extend_from_slice(so_far);
+        text.extend_from_slice(piece);
+        let marker = trace_lang::VARS.as_bytes();
+        let Some(at) = text.windows(marker.len()).position(|w| w == marker) else {
+            return false;
+        };
+        // `<|kind|>LINE DEPTH FUNCTION ` before the variables.
+        let header = String::from_utf8_lossy(&text[..at]);
+        let mut words = header.split(' ');
+        let (_, depth, function) = (words.next(), words.next(), words.next());
+        let known: Vec<&str> = self
+            .previous
+            .filter(|p| {
+                p.function.as_deref() == function && p.depth.map(|d| d.to_string()).as_deref() == depth
+            })
+            .map(|p| {
+                let vars = if p.depth == Some(0) { &p.globals } else { &p.locals };
+                vars.as_ref().map(|v| v.0.iter().map(|(n, _)| n.as_str()).collect()).unwrap_or_default()
+            })
+            .unwrap_or_default();
+        json_values(&text[at + marker.len()..])
+            .iter()
+            .any(|(key, value)| value.starts_with(b"..") && !known.contains(&key.as_str()))
+    }
+}
+
+/// The (key, raw value so far) pairs of a possibly unfinished JSON object of strings.
+fn json_values(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    // Reads one JSON string from `i` (at its opening quote): raw contents and whether it closed.
+    fn string(bytes: &[u8], mut i: usize) -> (Vec<u8>, usize, bool) {
+        let mut raw = Vec::new();
+        i += 1;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'"' => return (raw, i + 1, true),
+                b'\\' => {
+                    raw.extend_from_slice(&bytes[i..(i + 2).min(bytes.len())]);
+                    i += 2;
+                }
+                b => {
+                    raw.push(b);
+                    i += 1;
+                }
+            }
+        }
+        (raw, i, false)
+    }
+    let mut out = Vec::new();
+    let mut i = bytes.iter().position(|&b| b == b'{').map_or(bytes.len(), |p| p + 1);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let (key, next, closed) = string(bytes, i);
+                if !closed {
+                    break;
+                }
+                let key = serde_json::from_slice::<String>(&[b"\"", key.as_slice(), b"\""].concat())
+                    .unwrap_or_else(|_| String::from_utf8_lossy(&key).into_owned());
+                let mut j = next;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    if bytes[j] == b'}' {
+                        return out;
+                    }
+                    j += 1;
+                }
+                if j >= bytes.len() {
+                    break;
+                }
+                let (value, after, _) = string(bytes, j);
+                out.push((key, value));
+                i = after;
+            }
+            b'}' => break,
+            _ => i += 1,
+        }
+    }
+    out
 }
 
 /// The bytes of every token: special tokens are their text, others undo the
@@ -243,5 +481,68 @@ mod tests {
         assert_eq!(map[&'Ġ'], b' ');
         assert_eq!(map[&'Ċ'], b'\n');
         assert_eq!(map[&'a'], b'a');
+    }
+
+    fn frame(vars: &[(&str, &str)]) -> State {
+        State {
+            event: replayground_shared::StopKind::Line,
+            line: Some(2),
+            function: Some("f".into()),
+            depth: Some(1),
+            locals: Some(replayground_shared::Vars(
+                vars.iter().map(|(n, r)| ((*n).to_owned(), (*r).to_owned())).collect(),
+            )),
+            globals: None,
+            value: None,
+        }
+    }
+
+    #[test]
+    fn unchanged_values_are_refused_only_where_they_cannot_resolve() {
+        let previous = frame(&[("x", "1")]);
+        let guard = UnchangedGuard::new(Some(&previous));
+        let head = br#"<|line|>3 1 f <|vars|>{"x":"#;
+        assert!(!guard.breaks(head, br#"".."#), "x is in the previous state");
+        let head = br#"<|line|>3 1 f <|vars|>{"x":"..","y":"#;
+        assert!(guard.breaks(head, br#"".."#), "y is not");
+        assert!(!guard.breaks(head, br#""0.5""#), "a value with a dot is fine");
+        let other_frame = br#"<|call|>1 2 g <|vars|>{"x":"#;
+        assert!(guard.breaks(other_frame, br#"".."#), "another frame resolves nothing");
+        assert!(UnchangedGuard::new(None).breaks(br#"<|line|>1 0 <module> <|vars|>{"a":"#, b"\"..\""));
+    }
+
+    #[test]
+    fn candidates_are_consistent_only_when_they_equal_the_real_state() {
+        let real = frame(&[("x", "1")]);
+        let mut candidates = vec![
+            Candidate::from_prediction(
+                Prediction {
+                    text: String::new(),
+                    state: Ok(real.clone()),
+                    tokens: 1,
+                },
+                0,
+            ),
+            Candidate::from_prediction(
+                Prediction {
+                    text: String::new(),
+                    state: Ok(frame(&[("x", "2")])),
+                    tokens: 1,
+                },
+                1,
+            ),
+            Candidate::from_prediction(
+                Prediction {
+                    text: String::new(),
+                    state: Err("cut".into()),
+                    tokens: 1,
+                },
+                2,
+            ),
+        ];
+        mark_consistent(&mut candidates, &real);
+        let marks: Vec<_> = candidates.iter().map(|c| c.consistent).collect();
+        assert_eq!(marks, [Some(true), Some(false), Some(false)]);
+        assert_eq!(candidates[2].error.as_deref(), Some("cut"));
     }
 }

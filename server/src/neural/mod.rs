@@ -3,7 +3,9 @@
 
 pub mod commands;
 pub mod corpus;
+pub mod cruxeval;
 pub mod dedup;
+pub mod device;
 pub mod eval;
 pub mod generator;
 pub mod infer;

@@ -12,3 +12,16 @@
 //! - [`checks`]: structural, static, relevance and runtime feedback.
 //! - [`agent`]: the generate → validate → refine loop that emits `AgentEvent`s.
 //! - [`bench`]: the benchmark harness over a suite of cases.
+
+pub mod chunk;
+pub mod embed;
+pub mod extract;
+pub mod project;
+pub mod retrieval;
+pub mod agent;
+pub mod bench;
+pub mod checks;
+pub mod generate;
+pub mod llm;
+pub mod plan;
+pub mod report;

@@ -1,0 +1,444 @@
+//! The reproduction page's conversations with the server: the agent's events over the
+//! WebSocket (`repro` job), the project upload with its progress, and stored
+//! reproductions through the share API.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use futures::StreamExt as _;
+use futures::channel::mpsc::{UnboundedSender, unbounded};
+use futures::channel::oneshot;
+use gloo_net::http::Request;
+use replayground_shared::protocol::{ClientMessage, PROTOCOL_VERSION, ShareCreated, ShareKind, ShareRequest, SharedItem};
+use replayground_shared::repro::{AgentEvent, ReproRequest, ReproTranscript};
+use serde::Deserialize;
+use wasm_bindgen::JsCast as _;
+use wasm_bindgen::closure::Closure;
+
+use super::draft::UploadedProject;
+use crate::api::error_from_body;
+use crate::sharing::{SHARE_URL, SHORT_LINK_PREFIX};
+
+/// Where archives are uploaded.
+pub const PROJECTS_URL: &str = "/api/projects";
+/// The repro job's number on its socket (the `hello` is 1).
+const JOB: u64 = 2;
+/// How long the page waits for the socket to open.
+const OPEN_TIMEOUT_MS: i32 = 5_000;
+
+/// What the page was asked to open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageTarget {
+    /// A new report (the form).
+    New,
+    /// A stored reproduction: `/s/{id}` or `/repro/?s={id}`.
+    Stored(String),
+}
+
+/// Reads the page's address.
+pub fn page_target(pathname: &str, search: &str) -> PageTarget {
+    if let Some(id) = pathname.strip_prefix(SHORT_LINK_PREFIX)
+        && !id.is_empty()
+        && !id.contains('/')
+    {
+        return PageTarget::Stored(id.to_owned());
+    }
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("s="))
+        .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+        .map_or(PageTarget::New, |id| PageTarget::Stored(id.to_owned()))
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// A `finished` event arrived.
+    Finished,
+    /// The agent stopped with a `failed` event (its message is in the run state).
+    Failed,
+    /// Cancelled at the person's request.
+    Cancelled,
+    /// The server refused or lost the job; the sentence says why and what to do.
+    Refused(String),
+}
+
+/// The server messages a repro job reads ([`replayground_shared::protocol::ServerMessage`]'s
+/// shape); others are skipped unread, which keeps the trace model's decoders (about 60 KB
+/// of wasm) out of this bundle.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Incoming {
+    Agent {
+        job: u64,
+        event: AgentEvent,
+    },
+    Cancelled {
+        job: u64,
+    },
+    Error {
+        message: String,
+    },
+    #[serde(other)]
+    Other,
+}
+
+enum SocketEvent {
+    Open,
+    OpenTimedOut,
+    Message(String),
+    Closed(String),
+    CancelRequested,
+}
+
+/// Stops a running job: the server is told, and the run ends with [`RunEnd::Cancelled`].
+#[derive(Debug, Clone, Default)]
+pub struct RunControl(Rc<RefCell<Option<UnboundedSender<SocketEvent>>>>);
+
+impl std::fmt::Debug for SocketEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SocketEvent")
+    }
+}
+
+impl RunControl {
+    pub fn cancel(&self) {
+        if let Some(tx) = self.0.borrow().as_ref() {
+            let _ = tx.unbounded_send(SocketEvent::CancelRequested);
+        }
+    }
+}
+
+fn socket_url() -> Option<String> {
+    let location = web_sys::window()?.location();
+    let scheme = if location.protocol().ok()? == "https:" {
+        "wss"
+    } else {
+        "ws"
+    };
+    Some(format!("{scheme}://{}/api/ws", location.host().ok()?))
+}
+
+/// The socket and the callbacks that feed the run's loop; dropping it closes the socket.
+struct AgentSocket {
+    socket: web_sys::WebSocket,
+    _callbacks: [Closure<dyn FnMut(web_sys::Event)>; 4],
+    _timeout: Closure<dyn FnMut()>,
+    timeout_id: i32,
+}
+
+impl Drop for AgentSocket {
+    fn drop(&mut self) {
+        self.socket.set_onopen(None);
+        self.socket.set_onmessage(None);
+        self.socket.set_onclose(None);
+        self.socket.set_onerror(None);
+        if let Some(window) = web_sys::window() {
+            window.clear_timeout_with_handle(self.timeout_id);
+        }
+        let _ = self.socket.close();
+    }
+}
+
+impl AgentSocket {
+    fn open(url: &str, tx: &UnboundedSender<SocketEvent>) -> Option<Self> {
+        let socket = web_sys::WebSocket::new(url).ok()?;
+        let callback = |make: fn(web_sys::Event) -> Option<SocketEvent>| {
+            let tx = tx.clone();
+            Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+                if let Some(e) = make(event) {
+                    let _ = tx.unbounded_send(e);
+                }
+            })
+        };
+        let on_open = callback(|_| Some(SocketEvent::Open));
+        let on_message = callback(|event| {
+            event
+                .dyn_ref::<web_sys::MessageEvent>()
+                .and_then(|m| m.data().as_string())
+                .map(SocketEvent::Message)
+        });
+        let on_close = callback(|event| {
+            Some(SocketEvent::Closed(
+                event
+                    .dyn_ref::<web_sys::CloseEvent>()
+                    .map(web_sys::CloseEvent::reason)
+                    .unwrap_or_default(),
+            ))
+        });
+        let on_error = callback(|_| Some(SocketEvent::Closed(String::new())));
+        let timeout = {
+            let tx = tx.clone();
+            Closure::<dyn FnMut()>::new(move || {
+                let _ = tx.unbounded_send(SocketEvent::OpenTimedOut);
+            })
+        };
+        let timeout_id = web_sys::window()?
+            .set_timeout_with_callback_and_timeout_and_arguments_0(timeout.as_ref().unchecked_ref(), OPEN_TIMEOUT_MS)
+            .ok()?;
+        socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        socket.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        Some(Self {
+            socket,
+            _callbacks: [on_open, on_message, on_close, on_error],
+            _timeout: timeout,
+            timeout_id,
+        })
+    }
+
+    fn send(&self, message: &ClientMessage) -> bool {
+        serde_json::to_string(message).is_ok_and(|json| self.socket.send_with_str(&json).is_ok())
+    }
+}
+
+/// Runs the agent on the server, handing each event to `on_event` as it arrives.
+pub async fn run_agent(request: ReproRequest, control: &RunControl, mut on_event: impl FnMut(AgentEvent)) -> RunEnd {
+    let unreachable = || {
+        RunEnd::Refused(
+            "Could not reach the server. Check that it is running (`cargo xtask serve`) and press Run again; your report is kept."
+                .to_owned(),
+        )
+    };
+    let (tx, mut rx) = unbounded();
+    let Some(socket) = socket_url().and_then(|url| AgentSocket::open(&url, &tx)) else {
+        return unreachable();
+    };
+    *control.0.borrow_mut() = Some(tx);
+    let mut opened = false;
+    let mut cancelling = false;
+    let end = loop {
+        let Some(event) = rx.next().await else {
+            break unreachable();
+        };
+        match event {
+            SocketEvent::Open => {
+                opened = true;
+                let hello = ClientMessage::Hello {
+                    seq: 1,
+                    protocol: PROTOCOL_VERSION,
+                };
+                let job = ClientMessage::Repro {
+                    seq: JOB,
+                    request: request.clone(),
+                };
+                if !(socket.send(&hello) && socket.send(&job)) {
+                    break unreachable();
+                }
+            }
+            SocketEvent::OpenTimedOut if !opened => break unreachable(),
+            SocketEvent::OpenTimedOut => {}
+            SocketEvent::CancelRequested => {
+                if !opened {
+                    break RunEnd::Cancelled;
+                }
+                cancelling = true;
+                if !socket.send(&ClientMessage::Cancel { seq: 3, job: JOB }) {
+                    break RunEnd::Cancelled;
+                }
+            }
+            SocketEvent::Closed(_) if cancelling => break RunEnd::Cancelled,
+            SocketEvent::Closed(reason) => {
+                let why = if reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({reason})")
+                };
+                break RunEnd::Refused(format!(
+                    "The connection to the server closed before the run ended{why}. Press Run to try again; your report is kept."
+                ));
+            }
+            SocketEvent::Message(text) => match serde_json::from_str::<Incoming>(&text) {
+                Ok(Incoming::Agent { job: JOB, event }) => {
+                    let end = match &event {
+                        AgentEvent::Finished { .. } => Some(RunEnd::Finished),
+                        AgentEvent::Failed { .. } => Some(RunEnd::Failed),
+                        _ => None,
+                    };
+                    on_event(event);
+                    if let Some(end) = end {
+                        break end;
+                    }
+                }
+                Ok(Incoming::Cancelled { job: JOB }) => break RunEnd::Cancelled,
+                Ok(Incoming::Error { message }) => break RunEnd::Refused(message),
+                Ok(_) => {}
+                Err(e) => {
+                    break RunEnd::Refused(format!(
+                        "The server sent a message this page cannot read ({e}). Reload the page: it may be older than the server."
+                    ));
+                }
+            },
+        }
+    };
+    control.0.borrow_mut().take();
+    drop(socket);
+    end
+}
+
+/// `201` answer of `POST /api/projects`.
+#[derive(Debug, Clone, Deserialize)]
+struct ProjectCreated {
+    id: String,
+    files: u32,
+    python_files: u32,
+}
+
+/// Uploads an archive with `XMLHttpRequest` (fetch reports no upload progress), calling
+/// `on_progress` with the fraction sent.
+pub async fn upload_project(file: web_sys::File, on_progress: impl Fn(f64) + 'static) -> Result<UploadedProject, String> {
+    let failed = |why: &str| format!("The upload failed: {why}. Pick the file again to retry.");
+    let xhr = web_sys::XmlHttpRequest::new().map_err(|_| failed("the browser cannot send files"))?;
+    let name = file.name();
+    let url = format!("{PROJECTS_URL}?name={}", js_sys::encode_uri_component(&name));
+    xhr.open("POST", &url).map_err(|_| failed("the request could not be opened"))?;
+    let _ = xhr.set_request_header("content-type", "application/octet-stream");
+    let progress = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |event: web_sys::ProgressEvent| {
+        if event.length_computable() && event.total() > 0.0 {
+            on_progress(event.loaded() / event.total());
+        }
+    });
+    let upload = xhr.upload().map_err(|_| failed("the browser cannot report progress"))?;
+    upload.set_onprogress(Some(progress.as_ref().unchecked_ref()));
+    let (done_tx, done_rx) = oneshot::channel::<bool>();
+    let done_tx = Rc::new(RefCell::new(Some(done_tx)));
+    let finish = |ok: bool| {
+        let done_tx = Rc::clone(&done_tx);
+        Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+            if let Some(tx) = done_tx.borrow_mut().take() {
+                let _ = tx.send(ok);
+            }
+        })
+    };
+    let on_load = finish(true);
+    let on_error = finish(false);
+    xhr.set_onload(Some(on_load.as_ref().unchecked_ref()));
+    xhr.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    xhr.set_onabort(Some(on_error.as_ref().unchecked_ref()));
+    xhr.send_with_opt_blob(Some(&file))
+        .map_err(|_| failed("the file could not be sent"))?;
+    let loaded = done_rx.await.unwrap_or(false);
+    upload.set_onprogress(None);
+    if !loaded {
+        return Err(failed("the server could not be reached"));
+    }
+    let status = xhr.status().unwrap_or(0);
+    let body = xhr.response_text().ok().flatten().unwrap_or_default();
+    if !(200..300).contains(&status) {
+        return Err(format!(
+            "The server refused {name}: {}",
+            error_from_body(&status.to_string(), &body)
+        ));
+    }
+    let created: ProjectCreated =
+        serde_json::from_str(&body).map_err(|e| failed(&format!("the server's answer is not a project ({e})")))?;
+    Ok(UploadedProject {
+        id: created.id,
+        file_name: name,
+        files: created.files,
+        python_files: created.python_files,
+    })
+}
+
+/// Stores a reproduction; answers the absolute `/s/{id}` link.
+pub async fn share(transcript: &ReproTranscript) -> Result<String, String> {
+    let payload = serde_json::to_value(transcript).map_err(|e| e.to_string())?;
+    let request = ShareRequest {
+        kind: ShareKind::Repro,
+        payload,
+    };
+    let response = Request::post(SHARE_URL)
+        .json(&request)
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| format!("Could not reach the server ({e}); try Share again."))?;
+    if !response.ok() {
+        let body = response.text().await.unwrap_or_default();
+        return Err(format!(
+            "The server did not store the reproduction: {}",
+            error_from_body(&response.status().to_string(), &body)
+        ));
+    }
+    let created: ShareCreated = response
+        .json()
+        .await
+        .map_err(|e| format!("The server's answer is not a share link ({e})."))?;
+    let origin = web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default();
+    Ok(if created.url.starts_with('/') {
+        format!("{origin}{}", created.url)
+    } else {
+        created.url
+    })
+}
+
+/// Fetches a stored reproduction.
+pub async fn load(id: &str) -> Result<ReproTranscript, String> {
+    let failed = |why: String| format!("This reproduction link cannot be opened: {why}. The form below starts a new one.");
+    let response = Request::get(&format!("{SHARE_URL}/{id}"))
+        .send()
+        .await
+        .map_err(|e| failed(format!("the server could not be reached ({e})")))?;
+    if !response.ok() {
+        let body = response.text().await.unwrap_or_default();
+        let why = error_from_body(&response.status().to_string(), &body).to_string();
+        return Err(failed(why.trim_end_matches('.').to_owned()));
+    }
+    let item: SharedItem = response
+        .json()
+        .await
+        .map_err(|e| failed(format!("the server's answer is not a share ({e})")))?;
+    if item.kind != ShareKind::Repro {
+        return Err(failed(format!(
+            "it holds a {} share; open it at /s/{id} in the playground",
+            item.kind.as_str()
+        )));
+    }
+    serde_json::from_value(item.payload).map_err(|e| failed(format!("its contents are not a reproduction ({e})")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_address_names_a_stored_reproduction() {
+        assert_eq!(page_target("/repro/", ""), PageTarget::New);
+        assert_eq!(page_target("/s/Ab3", ""), PageTarget::Stored("Ab3".into()));
+        assert_eq!(page_target("/repro/", "?s=Xy9"), PageTarget::Stored("Xy9".into()));
+        assert_eq!(page_target("/repro/", "?x=1&s=Xy9"), PageTarget::Stored("Xy9".into()));
+        assert_eq!(page_target("/repro/", "?s=%3Cb%3E"), PageTarget::New);
+        assert_eq!(page_target("/s/", ""), PageTarget::New);
+    }
+
+    #[test]
+    fn server_messages_read_as_the_protocol_writes_them() {
+        use replayground_shared::protocol::{ErrorCode, ServerMessage};
+        let read = |m: &ServerMessage| serde_json::from_str::<Incoming>(&serde_json::to_string(m).unwrap()).unwrap();
+        let event = AgentEvent::Token {
+            attempt: 1,
+            text: "x".into(),
+        };
+        let agent = ServerMessage::Agent {
+            seq: 4,
+            job: 2,
+            event: event.clone(),
+        };
+        assert!(matches!(read(&agent), Incoming::Agent { job: 2, event: e } if e == event));
+        assert!(matches!(read(&ServerMessage::Cancelled { seq: 5, job: 2 }), Incoming::Cancelled { job: 2 }));
+        let error = ServerMessage::Error {
+            seq: 6,
+            job: Some(2),
+            reply_to: Some(2),
+            code: ErrorCode::BadMessage,
+            message: "The report is empty.".into(),
+            retry_after_s: None,
+        };
+        assert!(matches!(read(&error), Incoming::Error { message } if message == "The report is empty."));
+        assert!(matches!(read(&ServerMessage::Pong { seq: 7, reply_to: 3 }), Incoming::Other));
+    }
+}

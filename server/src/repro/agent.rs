@@ -1,0 +1,708 @@
+//! The reproduction agent's loop (RepGen, arXiv 2512.14990): context → restructured
+//! report → plan → generate → structural / static / relevance / runtime checks →
+//! refine, up to `attempts_per_context` attempts per context, then the next context.
+//! Every step is an [`AgentEvent`] on a channel, so the browser, the command line and a
+//! stored transcript see the same run. Cancelling drops the work in flight, which kills
+//! a running sandbox job at once.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use replayground_shared::repro::{
+    AgentEvent, BugReport, CheckKind, CheckVerdict, PlanStep, RankedContext, ReproOutcome, RestructuredReport, Stage,
+    Symptom,
+};
+use tokio::sync::mpsc::Sender;
+use tokio_util::sync::CancellationToken;
+
+use super::checks::{self, RuffDiagnostic, RunObservation};
+use super::embed::{CrossEncoder, Embedder};
+use super::generate::{self, Candidate, Feedback, GenInput};
+use super::llm::Llm;
+use super::plan;
+use super::project::Project;
+use super::report::{self, classify, code_snippets, detect_framework, report_text};
+use super::retrieval::{RetrievalConfig, Retriever};
+use crate::sandbox::{RunLimits, Sandbox};
+
+/// What the agent runs with.
+pub struct AgentDeps {
+    pub sandbox: Arc<dyn Sandbox>,
+    /// The interpreter as seen inside the sandbox (Debian's `/usr/bin/python3`).
+    pub python: PathBuf,
+    pub embedder: Option<Arc<Embedder>>,
+    pub reranker: Option<Arc<CrossEncoder>>,
+    pub llm: Option<Arc<dyn Llm>>,
+}
+
+/// How the agent runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    /// Stages switched off (ablations).
+    pub ablate: BTreeSet<Stage>,
+    /// Candidates per context before the next context (RepGen: 5).
+    pub attempts_per_context: u32,
+    /// Contexts tried, best first (RepGen: 5).
+    pub max_contexts: usize,
+    /// Combined score at which a candidate is accepted (RepGen: 0.7).
+    pub accept_score: f32,
+    /// Limits of one candidate's run.
+    pub run_limits: RunLimits,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            ablate: BTreeSet::new(),
+            attempts_per_context: 5,
+            max_contexts: 5,
+            accept_score: checks::ACCEPT_SCORE,
+            run_limits: RunLimits {
+                wall_time: Duration::from_secs(20),
+                cpu_time: Duration::from_secs(15),
+                memory_bytes: 1 << 30,
+                ..RunLimits::default()
+            },
+        }
+    }
+}
+
+impl AgentConfig {
+    fn on(&self, stage: Stage) -> bool {
+        !self.ablate.contains(&stage)
+    }
+}
+
+/// The best candidate so far, kept outside the work so a cancelled run still reports it.
+#[derive(Debug, Default)]
+struct Progress {
+    attempts: u32,
+    best: Option<Best>,
+}
+
+#[derive(Debug)]
+struct Best {
+    score: f32,
+    code: String,
+    observed: Option<Symptom>,
+    approximated: bool,
+}
+
+impl Progress {
+    fn outcome(&self, reproduced: bool, started: Instant) -> ReproOutcome {
+        ReproOutcome {
+            reproduced,
+            score: self.best.as_ref().map_or(0.0, |b| b.score),
+            attempts: self.attempts,
+            script: self.best.as_ref().map(|b| b.code.clone()),
+            observed: self.best.as_ref().and_then(|b| b.observed.clone()),
+            approximated: self.best.as_ref().is_some_and(|b| b.approximated),
+            elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+/// Runs the agent on `report` (and `project` when given), sending every step to
+/// `events`. Ends with `Finished`, or `Failed` with a sentence saying why.
+pub async fn run_agent(
+    report: BugReport,
+    project: Option<Arc<Project>>,
+    deps: &AgentDeps,
+    config: &AgentConfig,
+    events: Sender<AgentEvent>,
+    cancel: CancellationToken,
+) -> ReproOutcome {
+    let started = Instant::now();
+    let mut progress = Progress::default();
+    let finished = {
+        let work = run(&report, project, deps, config, &events, &mut progress, started);
+        tokio::pin!(work);
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            outcome = &mut work => Some(outcome),
+        }
+    };
+    if let Some(outcome) = finished {
+        return outcome;
+    }
+    let outcome = progress.outcome(false, started);
+    let _ = events
+        .send(AgentEvent::Failed {
+            message: format!("The reproduction was cancelled after {} attempt(s).", progress.attempts),
+        })
+        .await;
+    outcome
+}
+
+async fn emit(events: &Sender<AgentEvent>, event: AgentEvent) {
+    // A closed channel means nobody listens any more; the loop checks for it between attempts.
+    let _ = events.send(event).await;
+}
+
+async fn say(events: &Sender<AgentEvent>, stage: Stage, message: impl Into<String>) {
+    emit(events, AgentEvent::Progress { stage, message: message.into() }).await;
+}
+
+/// The restructuring without its stage: the report's own fields, classified as they are.
+fn unstructured(report: &BugReport) -> RestructuredReport {
+    let problem = [report.title.as_str(), &report.description, &report.free_text]
+        .iter()
+        .filter(|t| !t.trim().is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let symptom = classify(&format!("{problem}\n{}", report.observed));
+    let framework = detect_framework(&format!("{}\n{}", code_snippets(report).join("\n"), report_text(report)));
+    RestructuredReport {
+        problem,
+        observed: report.observed.clone(),
+        expected: report.expected.clone(),
+        steps: Vec::new(),
+        symptom,
+        framework,
+        refined_by_llm: false,
+    }
+}
+
+async fn find_contexts(
+    report: &BugReport,
+    project: Arc<Project>,
+    deps: &AgentDeps,
+    config: &AgentConfig,
+    events: &Sender<AgentEvent>,
+) -> Vec<RankedContext> {
+    let files = project.python_files().count();
+    say(events, Stage::Context, format!("indexing {files} Python file(s)")).await;
+    if deps.embedder.is_none() {
+        say(
+            events,
+            Stage::Context,
+            "no embedding model (run `cargo xtask setup` or set REPLAYGROUND_EMBEDDINGS): ranking by BM25 only",
+        )
+        .await;
+    }
+    let query = format!("{}\n{}", report_text(report), code_snippets(report).join("\n"));
+    let embedder = deps.embedder.clone();
+    let reranker = deps.reranker.clone();
+    let progress_events = events.clone();
+    let top_k = config.max_contexts.max(1);
+    // Chunking, embedding and searching are CPU-bound: off the async threads.
+    let built = tokio::task::spawn_blocking(move || {
+        let mut last = 0;
+        let retriever = Retriever::build(&project, embedder.as_deref(), &mut |done, total| {
+            if done == total || done >= last + 32 {
+                last = done;
+                let _ = progress_events.blocking_send(AgentEvent::Progress {
+                    stage: Stage::Context,
+                    message: format!("embedding {done}/{total} chunks"),
+                });
+            }
+        })?;
+        let retrieval = RetrievalConfig { top_k, ..RetrievalConfig::default() };
+        let contexts = retriever.retrieve(&query, &retrieval, embedder.as_deref(), reranker.as_deref());
+        let loops: Vec<String> = retriever.training_loops().iter().map(|l| l.describe()).collect();
+        Ok::<_, super::retrieval::RetrievalError>((contexts, loops))
+    })
+    .await;
+    match built {
+        Ok(Ok((contexts, training_loops))) => {
+            emit(events, AgentEvent::Context { contexts: contexts.clone(), training_loops }).await;
+            contexts
+        }
+        Ok(Err(e)) => {
+            say(events, Stage::Context, format!("no context from the project: {e}")).await;
+            Vec::new()
+        }
+        Err(e) => {
+            say(events, Stage::Context, format!("no context from the project: retrieval stopped ({e})")).await;
+            Vec::new()
+        }
+    }
+}
+
+/// The checks of one candidate and what they found.
+struct Checked {
+    verdicts: Vec<CheckVerdict>,
+    diagnostics: Vec<RuffDiagnostic>,
+    run: Option<RunObservation>,
+}
+
+impl Checked {
+    fn verdict(&self, kind: CheckKind) -> Option<&CheckVerdict> {
+        self.verdicts.iter().find(|v| v.check == kind)
+    }
+
+    /// The combined score: a real run decides; without one the score stays below
+    /// acceptance, since nothing was observed.
+    fn score(&self) -> (f32, bool) {
+        let relevance_failed = self.verdict(CheckKind::Relevance).is_some_and(|v| !v.passed);
+        match self.verdict(CheckKind::Runtime) {
+            Some(runtime) if !runtime.approximated => {
+                let score = runtime.score.unwrap_or(0.0) - if relevance_failed { 0.1 } else { 0.0 };
+                (score.clamp(0.0, 1.0), true)
+            }
+            Some(runtime) => (runtime.score.unwrap_or(0.0).min(checks::APPROXIMATED_CAP), false),
+            None => {
+                let passed = |kind| self.verdict(kind).is_some_and(|v| v.passed);
+                let relevance = self.verdict(CheckKind::Relevance).and_then(|v| v.score).unwrap_or(0.0);
+                let score = f32::from(u8::from(passed(CheckKind::Structural))) * 0.2
+                    + f32::from(u8::from(passed(CheckKind::Static))) * 0.1
+                    + relevance * 0.2;
+                (score.min(0.5), false)
+            }
+        }
+    }
+}
+
+async fn check_candidate(
+    code: &str,
+    restructured: &RestructuredReport,
+    text: &str,
+    deps: &AgentDeps,
+    config: &AgentConfig,
+    ruff: Option<&std::path::Path>,
+    attempt: u32,
+    events: &Sender<AgentEvent>,
+) -> Checked {
+    let mut checked = Checked { verdicts: Vec::new(), diagnostics: Vec::new(), run: None };
+    let llm = deps.llm.as_deref();
+    let mut parses = true;
+    if config.on(Stage::Structural) {
+        let verdict = checks::structural(code);
+        parses = verdict.passed;
+        checked.verdicts.push(verdict);
+    }
+    if config.on(Stage::Static) {
+        let (verdict, diagnostics) = checks::static_check(code, ruff).await;
+        checked.verdicts.push(verdict);
+        checked.diagnostics = diagnostics;
+    }
+    for verdict in &checked.verdicts {
+        emit(events, AgentEvent::Check { attempt, verdict: verdict.clone() }).await;
+    }
+    if config.on(Stage::Relevance) {
+        let verdict = checks::relevance(code, text, deps.embedder.as_ref(), llm).await;
+        emit(events, AgentEvent::Check { attempt, verdict: verdict.clone() }).await;
+        checked.verdicts.push(verdict);
+    }
+    // A script that does not parse would only show a SyntaxError.
+    if config.on(Stage::Runtime) && parses {
+        let (verdict, run) =
+            checks::runtime(deps.sandbox.as_ref(), &deps.python, &config.run_limits, code, restructured, llm).await;
+        emit(events, AgentEvent::Check { attempt, verdict: verdict.clone() }).await;
+        checked.verdicts.push(verdict);
+        checked.run = run;
+    }
+    checked
+}
+
+/// Generates with the LLM, forwarding its tokens as `Token` events while it writes.
+async fn llm_generate(
+    llm: &dyn Llm,
+    input: &GenInput<'_>,
+    previous: Option<(&Candidate, &str)>,
+    attempt: u32,
+    events: &Sender<AgentEvent>,
+) -> Result<Candidate, super::llm::LlmError> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let generation = async move {
+        let mut on_token = |text: &str| {
+            let _ = tx.send(text.to_owned());
+        };
+        generate::llm_candidate(llm, input, previous, u64::from(attempt), &mut on_token).await
+    };
+    let forward = async {
+        while let Some(text) = rx.recv().await {
+            emit(events, AgentEvent::Token { attempt, text }).await;
+        }
+    };
+    let (result, ()) = tokio::join!(generation, forward);
+    result
+}
+
+async fn run(
+    report: &BugReport,
+    project: Option<Arc<Project>>,
+    deps: &AgentDeps,
+    config: &AgentConfig,
+    events: &Sender<AgentEvent>,
+    progress: &mut Progress,
+    started: Instant,
+) -> ReproOutcome {
+    let stages: Vec<Stage> = Stage::ALL.into_iter().filter(|s| config.on(*s)).collect();
+    let llm = deps.llm.clone();
+    emit(
+        events,
+        AgentEvent::Started {
+            stages,
+            generator: if llm.is_some() { "llm".to_owned() } else { "rules".to_owned() },
+            llm: llm.as_ref().map(|l| l.name()),
+        },
+    )
+    .await;
+    if let Err(message) = report.check() {
+        emit(events, AgentEvent::Failed { message }).await;
+        return progress.outcome(false, started);
+    }
+
+    let contexts = match project {
+        Some(project) if config.on(Stage::Context) => find_contexts(report, project, deps, config, events).await,
+        Some(_) => {
+            say(events, Stage::Context, "context retrieval is switched off").await;
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+
+    let restructured = if config.on(Stage::Restructure) {
+        say(events, Stage::Restructure, "restructuring the report").await;
+        let (restructured, note) = report::restructure(report, llm.as_deref(), &mut |_| {}).await;
+        if let Some(note) = note {
+            say(events, Stage::Restructure, note).await;
+        }
+        restructured
+    } else {
+        unstructured(report)
+    };
+    emit(events, AgentEvent::Report { report: restructured.clone() }).await;
+
+    let steps: Vec<PlanStep> = if config.on(Stage::Plan) {
+        let (steps, note) = plan::plan(&restructured, contexts.first(), llm.as_deref(), &mut |_| {}).await;
+        if let Some(note) = note {
+            say(events, Stage::Plan, note).await;
+        }
+        emit(events, AgentEvent::Plan { steps: steps.clone() }).await;
+        steps
+    } else {
+        Vec::new()
+    };
+
+    let text = format!("{}\n{}\n{}", restructured.problem, restructured.observed, report_text(report));
+    let ruff = if config.on(Stage::Static) { checks::locate_ruff() } else { None };
+    if config.on(Stage::Static) && ruff.is_none() {
+        say(events, Stage::Static, "ruff is not installed (run `cargo xtask setup`): static checks are skipped").await;
+    }
+    let slots: Vec<Option<&RankedContext>> = if contexts.is_empty() {
+        vec![None]
+    } else {
+        contexts.iter().take(config.max_contexts.max(1)).map(Some).collect()
+    };
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut llm_working = llm.is_some();
+    'contexts: for (index, context) in slots.iter().enumerate() {
+        let context_number = if context.is_some() { index as u32 + 1 } else { 0 };
+        let input = GenInput { report, restructured: &restructured, plan: &steps, context: *context };
+        let mut previous: Option<(Candidate, Checked)> = None;
+        for round in 0..config.attempts_per_context.max(1) {
+            if events.is_closed() {
+                break 'contexts;
+            }
+            let attempt = progress.attempts + 1;
+            let refining = round > 0 && config.on(Stage::Refine);
+            let candidate = if llm_working {
+                let llm = llm.as_deref().expect("llm_working implies an LLM");
+                emit(events, AgentEvent::AttemptStarted { attempt, context: context_number }).await;
+                let feedback = previous.as_ref().map(|(_, c)| generate::feedback_text(&c.verdicts));
+                let prior = previous.as_ref().zip(feedback.as_deref()).filter(|_| refining).map(|((c, _), f)| (c, f));
+                match llm_generate(llm, &input, prior, attempt, events).await {
+                    Ok(candidate) => candidate,
+                    Err(e) => {
+                        llm_working = false;
+                        say(events, Stage::Refine, format!("{e}; continuing with the rule-based generator")).await;
+                        generate::rule_candidate(&input)
+                    }
+                }
+            } else {
+                let next = match &previous {
+                    None => Some(generate::rule_candidate(&input)),
+                    Some((candidate, checked)) if refining => {
+                        let feedback = Feedback {
+                            verdicts: &checked.verdicts,
+                            diagnostics: &checked.diagnostics,
+                            run: checked.run.as_ref(),
+                        };
+                        generate::rule_refine(&input, candidate, &feedback)
+                    }
+                    // Without refinement the rules would write the same script again.
+                    Some(_) => None,
+                };
+                let Some(next) = next else {
+                    if round > 0 {
+                        say(events, Stage::Refine, "no further edit applies to this candidate").await;
+                    }
+                    break;
+                };
+                emit(events, AgentEvent::AttemptStarted { attempt, context: context_number }).await;
+                for line in next.code.split_inclusive('\n') {
+                    emit(events, AgentEvent::Token { attempt, text: line.to_owned() }).await;
+                }
+                next
+            };
+            progress.attempts = attempt;
+            emit(events, AgentEvent::Candidate { attempt, code: candidate.code.clone(), edits: candidate.edits.clone() }).await;
+            if !seen.insert(candidate.code.clone()) {
+                emit(
+                    events,
+                    AgentEvent::AttemptFinished {
+                        attempt,
+                        score: 0.0,
+                        accepted: false,
+                        feedback: "The same script as an earlier attempt; moving on.".to_owned(),
+                    },
+                )
+                .await;
+                break;
+            }
+            let checked =
+                check_candidate(&candidate.code, &restructured, &text, deps, config, ruff.as_deref(), attempt, events).await;
+            let (score, observed) = checked.score();
+            let accepted = observed && score >= config.accept_score;
+            let feedback = generate::feedback_text(&checked.verdicts);
+            emit(events, AgentEvent::AttemptFinished { attempt, score, accepted, feedback }).await;
+            let approximated = checked.verdict(CheckKind::Runtime).is_some_and(|v| v.approximated);
+            if progress.best.as_ref().is_none_or(|b| score > b.score) {
+                progress.best = Some(Best {
+                    score,
+                    code: candidate.code.clone(),
+                    observed: checked.run.as_ref().filter(|_| !approximated).map(|r| r.symptom.clone()),
+                    approximated,
+                });
+            }
+            if accepted {
+                let outcome = progress.outcome(true, started);
+                emit(events, AgentEvent::Finished { outcome: outcome.clone() }).await;
+                return outcome;
+            }
+            if let Some(missing) = checked.run.as_ref().and_then(|r| r.missing.clone()) {
+                say(
+                    events,
+                    Stage::Runtime,
+                    format!("the script needs {missing}, which this machine lacks, so no run here can observe the bug; stopping with an approximated result"),
+                )
+                .await;
+                break 'contexts;
+            }
+            previous = Some((candidate, checked));
+        }
+    }
+    let outcome = progress.outcome(false, started);
+    emit(events, AgentEvent::Finished { outcome: outcome.clone() }).await;
+    outcome
+}
+
+/// `replayground repro`: the agent on the command line.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReproArgs {
+    /// The bug report: `.json` (the `BugReport` fields), or `.md` / `.txt` text pasted from an issue tracker.
+    #[arg(long, value_name = "FILE")]
+    pub report: PathBuf,
+    /// The project the bug is in: a directory, or a .zip / .tar.gz / .tar archive.
+    #[arg(long, value_name = "DIR|ARCHIVE")]
+    pub project: Option<PathBuf>,
+    /// The LLM: `openai:URL#MODEL` (Ollama, vLLM, llama.cpp server), `candle:DIR`, or
+    /// `scripted:FILE`. Without one the rule-based generator writes the candidates.
+    #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
+    pub llm: Option<String>,
+    /// A cross-encoder directory (BertForSequenceClassification) to rerank contexts.
+    #[arg(long, env = "REPLAYGROUND_RERANKER", value_name = "DIR")]
+    pub reranker: Option<PathBuf>,
+    /// Switch a stage off (repeatable): context, restructure, plan, structural, static, relevance, runtime, refine.
+    #[arg(long, value_name = "STAGE")]
+    pub ablate: Vec<Stage>,
+    /// Candidates per context.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub attempts: u32,
+    /// Contexts tried.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub contexts: usize,
+    /// Write the final script here.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print every event as one JSON line instead of the progress view.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reads a report file: JSON is a `BugReport`, anything else is pasted issue text.
+pub fn read_report(path: &std::path::Path) -> anyhow::Result<BugReport> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the report {}: {e}; check the path", path.display()))?;
+    if path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
+        serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!("the report {} is not a bug report in JSON ({e}); see BugReport in shared/src/repro.rs", path.display())
+        })
+    } else {
+        Ok(BugReport { free_text: text, ..BugReport::default() })
+    }
+}
+
+fn read_project(path: &std::path::Path) -> anyhow::Result<Project> {
+    if path.is_dir() {
+        return Ok(Project::from_dir(path)?);
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the project {}: {e}; give a directory or an archive", path.display()))?;
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    Ok(Project::from_archive(&name, &bytes)?)
+}
+
+/// One line of the readable view for an event, or `None` for events it leaves out.
+fn describe(event: &AgentEvent) -> Option<String> {
+    Some(match event {
+        AgentEvent::Started { generator, llm, .. } => {
+            format!("reproducing with the {generator} generator{}", llm.as_ref().map(|l| format!(" ({l})")).unwrap_or_default())
+        }
+        AgentEvent::Progress { stage, message } => format!("[{}] {message}", stage.as_str()),
+        AgentEvent::Context { contexts, training_loops } => {
+            let mut lines = vec![format!("context: {} ranked chunk(s), {} training loop(s)", contexts.len(), training_loops.len())];
+            lines.extend(contexts.iter().map(|c| format!("  {:.2}  {}:{}-{} {}", c.score, c.path, c.start_line, c.end_line, c.name)));
+            lines.join("\n")
+        }
+        AgentEvent::Report { report } => format!(
+            "report: {}{} ({} step(s){})",
+            report.symptom.class.as_str(),
+            report.symptom.error_type.as_ref().map(|e| format!(" {e}")).unwrap_or_default(),
+            report.steps.len(),
+            report.framework.as_ref().map(|f| format!(", {f}")).unwrap_or_default()
+        ),
+        AgentEvent::Plan { steps } => {
+            let mut lines = vec!["plan:".to_owned()];
+            lines.extend(steps.iter().enumerate().map(|(i, s)| format!("  {}. {}", i + 1, s.description)));
+            lines.join("\n")
+        }
+        AgentEvent::AttemptStarted { attempt, context } => {
+            format!("attempt {attempt}{}", if *context > 0 { format!(" (context {context})") } else { String::new() })
+        }
+        AgentEvent::Token { .. } => return None,
+        AgentEvent::Candidate { code, edits, .. } => {
+            format!("  candidate: {} lines; {}", code.lines().count(), edits.join("; "))
+        }
+        AgentEvent::Check { verdict, .. } => {
+            let mark = if verdict.passed { "pass" } else if verdict.approximated { "~approx" } else { "FAIL" };
+            let score = verdict.score.map(|s| format!(" {s:.2}")).unwrap_or_default();
+            format!("  {mark:<7} {:<10}{score}  {}", format!("{:?}", verdict.check).to_lowercase(), verdict.detail)
+        }
+        AgentEvent::AttemptFinished { score, accepted, .. } => {
+            format!("  score {score:.2}{}", if *accepted { " (accepted)" } else { "" })
+        }
+        AgentEvent::Finished { outcome } => format!(
+            "{} after {} attempt(s) in {:.1} s, best score {:.2}{}",
+            if outcome.reproduced { "REPRODUCED" } else { "not reproduced" },
+            outcome.attempts,
+            outcome.elapsed_ms as f64 / 1000.0,
+            outcome.score,
+            if outcome.approximated { " (approximated: not observed here)" } else { "" }
+        ),
+        AgentEvent::Failed { message } => format!("failed: {message}"),
+    })
+}
+
+/// Runs `replayground repro`; exit status 0 when the bug was reproduced, 1 when not.
+pub async fn command(args: &ReproArgs, sandbox: Arc<dyn Sandbox>, python: PathBuf) -> anyhow::Result<std::process::ExitCode> {
+    use std::io::{IsTerminal as _, Write as _};
+    let report = read_report(&args.report)?;
+    if let Err(message) = report.check() {
+        anyhow::bail!("{}: {message}", args.report.display());
+    }
+    let project = args.project.as_deref().map(read_project).transpose()?.map(Arc::new);
+    let llm = args.llm.as_deref().map(super::llm::from_spec).transpose()?;
+    let notes = |line: &str| {
+        if !args.json {
+            eprintln!("{line}");
+        }
+    };
+    let embedder = match Embedder::locate() {
+        Some(dir) => {
+            let loaded = tokio::task::spawn_blocking(move || Embedder::load(&dir).map_err(|e| (dir, e))).await?;
+            match loaded {
+                Ok(embedder) => Some(Arc::new(embedder)),
+                Err((dir, e)) => {
+                    notes(&format!("the embedding model in {} cannot be loaded ({e}); going on without it", dir.display()));
+                    None
+                }
+            }
+        }
+        None => {
+            notes("no embedding model found (run `cargo xtask setup` or set REPLAYGROUND_EMBEDDINGS): BM25 retrieval and word-overlap relevance only");
+            None
+        }
+    };
+    let reranker = match &args.reranker {
+        Some(dir) => Some(Arc::new(CrossEncoder::load(dir)?)),
+        None => None,
+    };
+    let deps = AgentDeps { sandbox, python, embedder, reranker, llm };
+    let config = AgentConfig {
+        ablate: args.ablate.iter().copied().collect(),
+        attempts_per_context: args.attempts.max(1),
+        max_contexts: args.contexts.max(1),
+        ..AgentConfig::default()
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::channel(256);
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    let json = args.json;
+    let view = tokio::spawn(async move {
+        // A spinner only on a terminal; piped stderr gets the plain lines.
+        let spinner = (!json && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        let mut out = std::io::stdout();
+        while let Some(event) = rx.recv().await {
+            if json {
+                if let Ok(line) = serde_json::to_string(&event) {
+                    let _ = writeln!(out, "{line}");
+                }
+                continue;
+            }
+            let Some(bar) = &spinner else {
+                if let Some(line) = describe(&event) {
+                    eprintln!("{line}");
+                }
+                continue;
+            };
+            {
+                if let AgentEvent::Token { attempt, .. } = &event {
+                    bar.set_message(format!("attempt {attempt}: writing the candidate"));
+                } else if let Some(line) = describe(&event) {
+                    bar.println(line);
+                    if let AgentEvent::AttemptStarted { attempt, .. } = &event {
+                        bar.set_message(format!("attempt {attempt}"));
+                    }
+                    if matches!(event, AgentEvent::Check { .. } | AgentEvent::Candidate { .. }) {
+                        bar.set_message("checking");
+                    }
+                }
+            }
+        }
+        if let Some(bar) = spinner {
+            bar.finish_and_clear();
+        }
+    });
+    let outcome = run_agent(report, project, &deps, &config, tx, cancel).await;
+    view.await?;
+    if let Some(script) = &outcome.script {
+        match &args.out {
+            Some(path) => {
+                std::fs::write(path, script).map_err(|e| anyhow::anyhow!("cannot write the script to {}: {e}", path.display()))?;
+                notes(&format!("script written to {}", path.display()));
+            }
+            None if !args.json => {
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "{script}")?;
+            }
+            None => {}
+        }
+    }
+    Ok(if outcome.reproduced { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::from(1) })
+}

@@ -1,0 +1,829 @@
+//! Candidate reproduction scripts, from two generators:
+//!
+//! - [`llm_candidate`]: an LLM prompted with the restructured report, the plan, the
+//!   context and the previous attempt's feedback (refinement), streamed token by token;
+//! - [`rule_candidate`] / [`rule_refine`]: no model at all, the edit actions that the
+//!   RepGen authors found reproduce most deep-learning bugs (EMSE 2024, arXiv
+//!   2401.03069): complete the report's snippet with missing imports, replace unavailable
+//!   data files with synthetic data of the inferred shape, strip notebook commands,
+//!   migrate obvious deprecated APIs, fix seeds, shrink epochs, and append a check that
+//!   makes the symptom observable. Refinement applies the next edits the feedback calls
+//!   for (an undefined name gets an import or a definition, a line that does not parse
+//!   is commented out, a run stopped at the time limit gets smaller loops).
+//!
+//! Every candidate lists its edits, which the agent streams with it.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+use replayground_shared::repro::{
+    BugReport, CheckKind, CheckVerdict, PlanStep, RankedContext, RestructuredReport, SymptomClass,
+};
+
+use super::checks::{RuffDiagnostic, RunObservation};
+use super::chunk::parse;
+use super::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
+use super::report::{code_snippets, looks_like_python};
+use crate::sandbox::Termination;
+
+/// A candidate script and the edits or reasons behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub code: String,
+    pub edits: Vec<String>,
+}
+
+/// What a generator knows about the bug.
+#[derive(Debug, Clone, Copy)]
+pub struct GenInput<'a> {
+    pub report: &'a BugReport,
+    pub restructured: &'a RestructuredReport,
+    pub plan: &'a [PlanStep],
+    pub context: Option<&'a RankedContext>,
+}
+
+/// What the checks said about the previous candidate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Feedback<'a> {
+    pub verdicts: &'a [CheckVerdict],
+    pub diagnostics: &'a [RuffDiagnostic],
+    pub run: Option<&'a RunObservation>,
+}
+
+/// The feedback as text: the failing checks first, one line each.
+pub fn feedback_text(verdicts: &[CheckVerdict]) -> String {
+    let mut lines: Vec<String> = verdicts
+        .iter()
+        .filter(|v| !v.passed)
+        .map(|v| format!("{:?} check failed: {}", v.check, v.detail))
+        .collect();
+    if lines.is_empty() {
+        lines = verdicts.iter().map(|v| format!("{:?}: {}", v.check, v.detail)).collect();
+    }
+    lines.join("\n")
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a valid built-in pattern")
+}
+
+/// Names the reports' snippets use without importing, and their usual import.
+const IMPORTS: [(&str, &str); 30] = [
+    ("np", "import numpy as np"),
+    ("numpy", "import numpy"),
+    ("pd", "import pandas as pd"),
+    ("torch", "import torch"),
+    ("nn", "import torch.nn as nn"),
+    ("F", "import torch.nn.functional as F"),
+    ("optim", "import torch.optim as optim"),
+    ("DataLoader", "from torch.utils.data import DataLoader"),
+    ("TensorDataset", "from torch.utils.data import TensorDataset"),
+    ("tf", "import tensorflow as tf"),
+    ("keras", "from tensorflow import keras"),
+    ("layers", "from tensorflow.keras import layers"),
+    ("Sequential", "from tensorflow.keras.models import Sequential"),
+    ("Dense", "from tensorflow.keras.layers import Dense"),
+    ("plt", "import matplotlib.pyplot as plt"),
+    ("sns", "import seaborn as sns"),
+    ("train_test_split", "from sklearn.model_selection import train_test_split"),
+    ("StandardScaler", "from sklearn.preprocessing import StandardScaler"),
+    ("jnp", "import jax.numpy as jnp"),
+    ("jax", "import jax"),
+    ("math", "import math"),
+    ("random", "import random"),
+    ("os", "import os"),
+    ("sys", "import sys"),
+    ("time", "import time"),
+    ("json", "import json"),
+    ("copy", "import copy"),
+    ("pickle", "import pickle"),
+    ("io", "import io"),
+    ("warnings", "import warnings"),
+];
+
+fn import_for(name: &str) -> Option<&'static str> {
+    IMPORTS.iter().find(|(n, _)| *n == name).map(|(_, line)| *line)
+}
+
+/// Whether `name` is bound anywhere in `code` (import, assignment, def, class, loop, with).
+fn defines(code: &str, name: &str) -> bool {
+    let n = regex::escape(name);
+    let pattern = format!(
+        r"(?m)(?:^\s*import\s+[\w.]*\b{n}\b|^\s*import\s.*\bas\s+{n}\b|^\s*from\s+\S+\s+import\s.*\b{n}\b|^\s*(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=]*)?=[^=]|^\s*(?:async\s+)?def\s+{n}\b|^\s*class\s+{n}\b|\bfor\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|\bas\s+{n}\b|\bdef\s+\w+\([^)]*\b{n}\b)"
+    );
+    Regex::new(&pattern).is_ok_and(|r| r.is_match(code))
+}
+
+/// Names used as a module or callable (`np.`, `DataLoader(`) that nothing binds.
+fn undefined_known_names(code: &str) -> Vec<&'static str> {
+    IMPORTS
+        .iter()
+        .filter(|(name, _)| {
+            let used = Regex::new(&format!(r"(?m)(?:^|[^\w.]){}\s*[.(]", regex::escape(name))).is_ok_and(|r| r.is_match(&strip_strings(code)));
+            used && !defines(code, name)
+        })
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// The code with string literals and comments blanked, so names inside them do not count.
+fn strip_strings(code: &str) -> String {
+    static STRINGS: LazyLock<Regex> = LazyLock::new(|| re(r#"(?s)"""[^"]*"""|'''[^']*'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|\#[^\n]*"#));
+    STRINGS.replace_all(code, "\"\"").into_owned()
+}
+
+/// Inserts import lines at the top (after a `from __future__` line or a docstring-free start).
+fn add_imports(code: &mut String, lines: &[&str]) {
+    if lines.is_empty() {
+        return;
+    }
+    let block: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut at = 0;
+    for line in code.lines() {
+        if line.starts_with("from __future__") || line.starts_with("#!") || line.starts_with("# -*-") {
+            at += line.len() + 1;
+        } else {
+            break;
+        }
+    }
+    let at = at.min(code.len());
+    code.insert_str(at, &block);
+}
+
+/// Byte offset just after the last top-level import line (0 when there is none).
+fn after_imports(code: &str) -> usize {
+    let mut offset = 0;
+    let mut end = 0;
+    let mut in_import = false;
+    for line in code.split_inclusive('\n') {
+        let starts = line.starts_with("import ") || line.starts_with("from ");
+        if starts || (in_import && line.starts_with([' ', '\t', ')'])) {
+            in_import = starts && line.contains('(') && !line.contains(')') || (in_import && !line.contains(')'));
+            end = offset + line.len();
+        } else {
+            in_import = false;
+        }
+        offset += line.len();
+    }
+    end
+}
+
+fn insert_after_imports(code: &mut String, text: &str) {
+    let at = after_imports(code);
+    let mut block = String::new();
+    if at > 0 && !code[..at].ends_with('\n') {
+        block.push('\n');
+    }
+    block.push_str(text);
+    code.insert_str(at, &block);
+}
+
+/// Removes notebook and REPL syntax: `!pip`, `%magic`, `display(...)`, `>>>` prompts.
+fn strip_notebook(code: &mut String) -> Option<String> {
+    let doctest = code.lines().any(|l| l.starts_with(">>> "));
+    let mut removed = 0;
+    let mut out = String::new();
+    for line in code.lines() {
+        let trimmed = line.trim_start();
+        if doctest {
+            if let Some(rest) = line.strip_prefix(">>> ").or_else(|| line.strip_prefix("... ")) {
+                out.push_str(rest);
+                out.push('\n');
+            } else if line == ">>>" || line == "..." {
+                out.push('\n');
+            } else {
+                removed += 1;
+            }
+            continue;
+        }
+        if trimmed.starts_with('!') || trimmed.starts_with('%') || trimmed.starts_with("get_ipython()") {
+            removed += 1;
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    static DISPLAY: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)(^|[^\w.])display\("));
+    let displays = DISPLAY.find_iter(&out).count();
+    let out = DISPLAY.replace_all(&out, "${1}print(").into_owned();
+    if removed == 0 && displays == 0 && !doctest {
+        return None;
+    }
+    *code = out;
+    Some(if doctest {
+        format!("removed the REPL prompts and {removed} output lines")
+    } else {
+        format!("stripped {removed} notebook command(s) and {displays} display() call(s)")
+    })
+}
+
+/// Dedents code pasted with a common indentation.
+fn dedent(code: &mut String) -> Option<String> {
+    let indent = code
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()?;
+    if indent == 0 {
+        return None;
+    }
+    *code = code.lines().map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() }).collect::<Vec<_>>().join("\n") + "\n";
+    Some(format!("removed a common indentation of {indent} spaces"))
+}
+
+/// Obvious deprecated APIs and their replacements.
+fn migrate_deprecated(code: &mut String) -> Option<String> {
+    static RULES: LazyLock<Vec<(Regex, &'static str, &'static str)>> = LazyLock::new(|| {
+        vec![
+            (re(r"\bnp\.float\b"), "float", "np.float → float"),
+            (re(r"\bnp\.int\b"), "int", "np.int → int"),
+            (re(r"\bnp\.bool\b"), "bool", "np.bool → bool"),
+            (re(r"\bnp\.object\b"), "object", "np.object → object"),
+            (re(r"\bnp\.str\b"), "str", "np.str → str"),
+            (re(r"\bnp\.long\b"), "int", "np.long → int"),
+            (re(r"\.as_matrix\(\)"), ".to_numpy()", ".as_matrix() → .to_numpy()"),
+            (re(r"\.ix\["), ".loc[", ".ix[ → .loc["),
+            (re(r"\bsklearn\.cross_validation\b"), "sklearn.model_selection", "sklearn.cross_validation → sklearn.model_selection"),
+            (re(r"\btorch\.autograd\.Variable\(([^()]*)\)"), "$1", "Variable(x) → x"),
+        ]
+    });
+    let mut done = Vec::new();
+    for (pattern, replacement, what) in RULES.iter() {
+        if pattern.is_match(code) {
+            *code = pattern.replace_all(code, *replacement).into_owned();
+            done.push(*what);
+        }
+    }
+    (!done.is_empty()).then(|| format!("migrated deprecated APIs: {}", done.join(", ")))
+}
+
+/// The data shape the report implies, e.g. "X has shape (100, 3)"; (100, 4) otherwise.
+pub fn inferred_shape(text: &str) -> Vec<usize> {
+    static SHAPE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)shape\D{0,20}?\((\d+(?:\s*,\s*\d+)*)\s*,?\)"));
+    SHAPE
+        .captures_iter(text)
+        .filter_map(|c| c[1].split(',').map(|d| d.trim().parse::<usize>().ok()).collect::<Option<Vec<_>>>())
+        .find(|dims| !dims.is_empty() && dims.iter().all(|&d| d > 0 && d <= 100_000) && dims.iter().product::<usize>() <= 10_000_000)
+        .unwrap_or_else(|| vec![100, 4])
+}
+
+fn shape_literal(shape: &[usize]) -> String {
+    if shape.len() == 1 {
+        format!("({},)", shape[0])
+    } else {
+        format!("({})", shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
+    }
+}
+
+/// Replaces reads of data files that are not here with synthetic data of the inferred shape.
+fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<String> {
+    static NP_LOAD: LazyLock<Regex> =
+        LazyLock::new(|| re(r#"\b(?:np|numpy)\.(load|loadtxt|genfromtxt)\(\s*(?:r|f)?(['"])([^'"]+)['"][^()]*(?:\([^()]*\)[^()]*)*\)"#));
+    static READ_CSV: LazyLock<Regex> =
+        LazyLock::new(|| re(r#"\b(?:pd|pandas)\.read_(csv|table|excel|parquet|json)\(\s*(?:r|f)?(['"])([^'"]+)['"][^()]*(?:\([^()]*\)[^()]*)*\)"#));
+    static OPEN: LazyLock<Regex> =
+        LazyLock::new(|| re(r#"\bopen\(\s*(?:r|f)?(['"])([^'"]+\.(?:csv|txt|tsv|data|dat))['"]\s*(?:,\s*['"]r?t?['"]\s*)?\)"#));
+    static COLUMN: LazyLock<Regex> = LazyLock::new(|| re(r#"\[\s*['"]([A-Za-z_][\w ]*)['"]\s*\]"#));
+    let mut replaced = Vec::new();
+    let literal = shape_literal(shape);
+    let available = |path: &str| path.starts_with("/usr/");
+    let new = NP_LOAD.replace_all(code, |c: &Captures<'_>| {
+        if available(&c[3]) {
+            return c[0].to_owned();
+        }
+        replaced.push(c[3].to_owned());
+        format!("np.random.default_rng(0).standard_normal({literal})")
+    });
+    let mut new = new.into_owned();
+    let mut columns: Vec<String> = Vec::new();
+    for c in COLUMN.captures_iter(&new) {
+        if !columns.contains(&c[1].to_owned()) {
+            columns.push(c[1].to_owned());
+        }
+    }
+    if columns.is_empty() {
+        columns = (0..shape.get(1).copied().unwrap_or(4)).map(|i| format!("f{i}")).collect();
+    }
+    let rows = shape.first().copied().unwrap_or(100);
+    let frame = format!(
+        "pd.DataFrame(np.random.default_rng(0).standard_normal(({rows}, {})), columns={columns:?})",
+        columns.len()
+    );
+    new = READ_CSV
+        .replace_all(&new, |c: &Captures<'_>| {
+            if available(&c[3]) {
+                return c[0].to_owned();
+            }
+            replaced.push(c[3].to_owned());
+            frame.clone()
+        })
+        .into_owned();
+    let cols = shape.get(1).copied().unwrap_or(4);
+    let csv: String = (0..rows.min(200))
+        .map(|r| (0..cols).map(|c| format!("{:.3}", ((r * 7 + c * 13) % 17) as f32 / 4.0)).collect::<Vec<_>>().join(","))
+        .collect::<Vec<_>>()
+        .join("\\n");
+    new = OPEN
+        .replace_all(&new, |c: &Captures<'_>| {
+            if available(&c[2]) {
+                return c[0].to_owned();
+            }
+            replaced.push(c[2].to_owned());
+            format!("io.StringIO(\"{csv}\\n\")")
+        })
+        .into_owned();
+    if replaced.is_empty() {
+        return None;
+    }
+    *code = new;
+    Some(format!("replaced the data file(s) {} with synthetic data of shape {literal}", replaced.join(", ")))
+}
+
+/// Caps epochs and iteration counts so a run ends within the sandbox's time limit.
+fn shrink_loops(code: &mut String, epochs_cap: u64, range_cap: u64) -> Option<String> {
+    static EPOCHS: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)\b((?:n_|num_|max_)?(?:epochs?|iters?|iterations|steps|n_iter|max_iter)\s*=\s*)(\d+)\b"));
+    static RANGE: LazyLock<Regex> = LazyLock::new(|| re(r"(\bfor\s+\w+\s+in\s+range\(\s*)(\d+)(\s*\))"));
+    let mut shrunk = Vec::new();
+    let new = EPOCHS.replace_all(code, |c: &Captures<'_>| {
+        let n: u64 = c[2].parse().unwrap_or(0);
+        if n > epochs_cap {
+            shrunk.push(format!("{}{n} → {epochs_cap}", &c[1]));
+            format!("{}{epochs_cap}", &c[1])
+        } else {
+            c[0].to_owned()
+        }
+    });
+    let new = RANGE.replace_all(&new, |c: &Captures<'_>| {
+        let n: u64 = c[2].parse().unwrap_or(0);
+        if n > range_cap {
+            shrunk.push(format!("range({n}) → range({range_cap})"));
+            format!("{}{range_cap}{}", &c[1], &c[3])
+        } else {
+            c[0].to_owned()
+        }
+    });
+    if shrunk.is_empty() {
+        return None;
+    }
+    *code = new.into_owned();
+    Some(format!("shrank loops: {}", shrunk.join(", ")))
+}
+
+/// Seeds the random generators the script uses, unless it already does.
+fn fix_seeds(code: &mut String) -> Option<String> {
+    let mut seeds = Vec::new();
+    if defines(code, "np") && !code.contains("np.random.seed") {
+        seeds.push("np.random.seed(0)");
+    }
+    if defines(code, "torch") && !code.contains("manual_seed") {
+        seeds.push("torch.manual_seed(0)");
+    }
+    if defines(code, "tf") && !code.contains("set_seed") {
+        seeds.push("tf.random.set_seed(0)");
+    }
+    if defines(code, "random") && !code.contains("random.seed") {
+        seeds.push("random.seed(0)");
+    }
+    if seeds.is_empty() {
+        return None;
+    }
+    insert_after_imports(code, &format!("{}\n", seeds.join("\n")));
+    Some(format!("fixed the seeds ({})", seeds.join(", ")))
+}
+
+/// Adds the usual import for every known name the code uses without binding.
+fn complete_imports(code: &mut String) -> Option<String> {
+    let names = undefined_known_names(code);
+    if names.is_empty() {
+        return None;
+    }
+    let lines: Vec<&str> = names.iter().filter_map(|n| import_for(n)).collect();
+    add_imports(code, &lines);
+    Some(format!("added missing imports: {}", lines.join("; ")))
+}
+
+/// Marks the start of the appended check, so it is appended once.
+const OBSERVER_MARK: &str = "# replayground: make the symptom observable";
+
+/// Prints every numeric global's value or shape and flags NaN/inf, after the script ran.
+const OBSERVER: &str = r#"
+def _replayground_observe():
+    try:
+        import numpy
+    except ImportError:
+        return
+    for name, value in list(globals().items()):
+        if name.startswith("_") or callable(value) or type(value).__name__ == "module":
+            continue
+        try:
+            array = numpy.asarray(value, dtype=float)
+        except Exception:
+            continue
+        if array.size == 0 or array.size > 10_000_000:
+            continue
+        flags = [flag for flag, test in (("nan", numpy.isnan), ("inf", numpy.isinf)) if test(array).any()]
+        shown = repr(float(array)) if array.ndim == 0 else "shape " + str(tuple(array.shape))
+        print("replayground:", name, "=", shown, *("has " + flag for flag in flags))
+
+
+_replayground_observe()
+"#;
+
+fn append_observer(code: &mut String, report: &RestructuredReport) -> Option<String> {
+    if code.contains(OBSERVER_MARK) || report.symptom.class == SymptomClass::Crash {
+        return None;
+    }
+    if !code.ends_with('\n') {
+        code.push('\n');
+    }
+    code.push('\n');
+    code.push_str(OBSERVER_MARK);
+    code.push_str(OBSERVER);
+    Some("appended a check that prints each numeric result (value or shape) and flags NaN/inf".to_owned())
+}
+
+fn show_warnings(code: &mut String, report: &RestructuredReport) -> Option<String> {
+    if report.symptom.class != SymptomClass::Warning || code.contains("simplefilter(\"always\")") {
+        return None;
+    }
+    add_imports(code, &["import warnings", "warnings.simplefilter(\"always\")"]);
+    Some("made every warning visible".to_owned())
+}
+
+/// Names defined at the top of `code` (functions and classes).
+fn definitions(code: &str) -> BTreeSet<String> {
+    static DEF: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*(?:def|class)\s+(\w+)"));
+    DEF.captures_iter(code).map(|c| c[1].to_owned()).collect()
+}
+
+/// The code to start from: the report's snippets, the context, or a skeleton.
+fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
+    let snippets: Vec<String> = code_snippets(input.report)
+        .into_iter()
+        .filter(|s| looks_like_python(s) || input.report.snippets.contains(s))
+        .collect();
+    let mut edits = Vec::new();
+    let mut code = String::new();
+    if let Some(context) = input.context {
+        let defined = definitions(&context.code);
+        let joined = snippets.join("\n");
+        let used = defined.iter().any(|name| Regex::new(&format!(r"\b{}\b", regex::escape(name))).is_ok_and(|r| r.is_match(&joined)));
+        if snippets.is_empty() || used {
+            code.push_str(&context.code);
+            code.push_str("\n\n");
+            edits.push(format!("took `{}` from {} (lines {}-{}) with its dependencies", context.name, context.path, context.start_line, context.end_line));
+        }
+    }
+    if !snippets.is_empty() {
+        let count = snippets.len();
+        let mut joined = String::new();
+        for snippet in snippets {
+            let mut snippet = snippet;
+            if let Some(edit) = dedent(&mut snippet) {
+                edits.push(edit);
+            }
+            joined.push_str(&snippet);
+            if !joined.ends_with('\n') {
+                joined.push('\n');
+            }
+            joined.push('\n');
+        }
+        code.push_str(&joined);
+        edits.push(format!("took the report's code ({count} snippet{})", if count == 1 { "" } else { "s" }));
+    }
+    if code.trim().is_empty() {
+        let framework = input.restructured.framework.as_deref().unwrap_or("numpy");
+        let import = match framework {
+            "torch" => "import torch",
+            "tensorflow" | "keras" => "import tensorflow as tf",
+            _ => "import numpy as np",
+        };
+        let _ = write!(
+            code,
+            "# The report has no code and no project context: a skeleton to complete.\n{import}\n\n# Problem: {}\n",
+            input.restructured.problem.lines().next().unwrap_or("")
+        );
+        edits.push("the report has no code: wrote a skeleton that cannot show the bug by itself".to_owned());
+    }
+    (code, edits)
+}
+
+/// The first candidate without a model: the report's code with the edit actions applied.
+pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
+    let (mut code, mut edits) = base_code(input);
+    let text = format!("{}\n{}\n{}", input.restructured.problem, input.restructured.observed, input.report.environment.frameworks.join(" "));
+    let shape = inferred_shape(&text);
+    let actions: [&dyn Fn(&mut String) -> Option<String>; 9] = [
+        &strip_notebook,
+        &dedent,
+        &migrate_deprecated,
+        &|code| synthesize_data(code, &shape),
+        &|code| shrink_loops(code, 100, 10_000),
+        &complete_imports,
+        &|code| show_warnings(code, input.restructured),
+        &fix_seeds,
+        &|code| append_observer(code, input.restructured),
+    ];
+    for action in actions {
+        if let Some(edit) = action(&mut code) {
+            edits.push(edit);
+        }
+    }
+    // Synthetic data may need numpy/io/pandas imports the snippet did not have.
+    if let Some(edit) = complete_imports(&mut code) {
+        edits.push(edit);
+    }
+    Candidate { code, edits }
+}
+
+/// Names that usually hold data, defined synthetically when a report's snippet uses them undefined.
+fn synthetic_definition(name: &str, shape: &[usize]) -> Option<String> {
+    let lower = name.to_lowercase();
+    let rows = shape.first().copied().unwrap_or(100);
+    let features = ["x", "data", "inputs", "input", "features", "images", "x_train", "x_test", "x_val", "train_x", "test_x", "batch", "logits", "weights", "w"];
+    let labels = ["y", "labels", "label", "targets", "target", "y_train", "y_test", "y_val", "train_y", "test_y", "y_true"];
+    if features.contains(&lower.as_str()) {
+        Some(format!("{name} = np.random.default_rng(0).standard_normal({})", shape_literal(shape)))
+    } else if labels.contains(&lower.as_str()) {
+        Some(format!("{name} = np.random.default_rng(1).integers(0, 2, size={rows})"))
+    } else if ["lr", "learning_rate"].contains(&lower.as_str()) {
+        Some(format!("{name} = 0.01"))
+    } else if ["epochs", "n_epochs", "num_epochs", "steps", "n_steps"].contains(&lower.as_str()) {
+        Some(format!("{name} = 10"))
+    } else if ["batch_size", "n", "n_samples", "num_samples"].contains(&lower.as_str()) {
+        Some(format!("{name} = {rows}"))
+    } else {
+        None
+    }
+}
+
+/// The rows of the first syntax error: its ERROR node (or the MISSING node's line).
+fn first_error_rows(code: &str) -> Option<(usize, usize)> {
+    let tree = parse(code)?;
+    let mut cursor = tree.walk();
+    let mut stack = vec![tree.root_node()];
+    let mut best: Option<(usize, usize)> = None;
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            let rows = (node.start_position().row, node.end_position().row.max(node.start_position().row));
+            if best.is_none_or(|b| rows.0 < b.0) {
+                best = Some(rows);
+            }
+        } else if node.has_error() {
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    best
+}
+
+/// The next candidate without a model, driven by the feedback; `None` when no edit applies.
+pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedback<'_>) -> Option<Candidate> {
+    let mut code = previous.code.clone();
+    let mut edits = Vec::new();
+    let failed = |kind: CheckKind| feedback.verdicts.iter().any(|v| v.check == kind && !v.passed);
+    let shape = inferred_shape(&format!("{}\n{}", input.restructured.problem, input.restructured.observed));
+
+    if failed(CheckKind::Structural) {
+        if let Some((first, last)) = first_error_rows(&code) {
+            let lines: Vec<String> = code
+                .lines()
+                .enumerate()
+                .map(|(i, l)| if (first..=last).contains(&i) && !l.trim().is_empty() { format!("# replayground: does not parse: {l}") } else { l.to_owned() })
+                .collect();
+            code = lines.join("\n") + "\n";
+            edits.push(format!("commented out line(s) {}-{} that do not parse", first + 1, last + 1));
+        }
+    }
+
+    let mut undefined: Vec<String> = feedback
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.as_deref() == Some("F821"))
+        .filter_map(|d| d.message.split('`').nth(1).map(str::to_owned))
+        .collect();
+    if let Some(run) = feedback.run {
+        if let Some(t) = run.traceback.as_ref().filter(|t| t.error_type == "NameError") {
+            if let Some(name) = t.message.split('\'').nth(1) {
+                undefined.push(name.to_owned());
+            }
+        }
+    }
+    undefined.sort();
+    undefined.dedup();
+    let mut imports = Vec::new();
+    let mut definitions = Vec::new();
+    for name in &undefined {
+        if defines(&code, name) {
+            continue;
+        }
+        if let Some(line) = import_for(name) {
+            imports.push(line);
+        } else if let Some(definition) = synthetic_definition(name, &shape) {
+            definitions.push(definition);
+        }
+    }
+    if !definitions.is_empty() {
+        insert_after_imports(&mut code, &format!("{}\n", definitions.join("\n")));
+        edits.push(format!("defined undefined data: {}", definitions.join("; ")));
+        if !defines(&code, "np") {
+            imports.push("import numpy as np");
+        }
+    }
+    if !imports.is_empty() {
+        imports.dedup();
+        add_imports(&mut code, &imports);
+        edits.push(format!("added imports for undefined names: {}", imports.join("; ")));
+    }
+
+    if let Some(run) = feedback.run {
+        if matches!(run.termination, Termination::Stopped(_)) {
+            if let Some(edit) = shrink_loops(&mut code, 5, 100) {
+                edits.push(edit);
+            }
+        }
+        if run.missing.is_none() && matches!(run.termination, Termination::Exited(0)) {
+            if let Some(edit) = append_observer(&mut code, input.restructured) {
+                edits.push(edit);
+            }
+        }
+    }
+    if let Some(edit) = synthesize_data(&mut code, &shape) {
+        edits.push(edit);
+    }
+    if let Some(edit) = complete_imports(&mut code) {
+        edits.push(edit);
+    }
+    (code != previous.code).then_some(Candidate { code, edits })
+}
+
+/// The code of an LLM's answer: its first ```python block (an unclosed one up to the
+/// end), or the whole answer when it has no fence.
+pub fn extract_code(answer: &str) -> String {
+    static FENCED: LazyLock<Regex> = LazyLock::new(|| re(r"(?s)```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\z)"));
+    match FENCED.captures(answer) {
+        Some(c) => c[1].trim_end().to_owned() + "\n",
+        None => answer.trim().to_owned() + "\n",
+    }
+}
+
+/// Characters of project context put into a prompt.
+const MAX_CONTEXT_CHARS: usize = 6000;
+
+/// The generation prompt: report, plan, the report's code, the context, and the
+/// previous attempt with its feedback when refining.
+pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &str)>) -> Vec<ChatMessage> {
+    let r = input.restructured;
+    let mut user = String::new();
+    let _ = writeln!(user, "Problem:\n{}\n\nObserved:\n{}\n\nExpected:\n{}", r.problem, r.observed, r.expected);
+    let _ = writeln!(user, "\nSymptom: {} {}", r.symptom.class.as_str(), r.symptom.error_type.as_deref().unwrap_or(""));
+    if let Some(framework) = &r.framework {
+        let _ = writeln!(user, "Framework: {framework}");
+    }
+    if !input.plan.is_empty() {
+        user.push_str("\nPlan:\n");
+        for (i, step) in input.plan.iter().enumerate() {
+            let _ = writeln!(user, "{}. [{:?}] {}", i + 1, step.kind, step.description);
+        }
+    }
+    let snippets = code_snippets(input.report);
+    if !snippets.is_empty() {
+        let _ = writeln!(user, "\nCode from the report:\n```python\n{}\n```", snippets.join("\n\n"));
+    }
+    if let Some(context) = input.context {
+        let code: String = context.code.chars().take(MAX_CONTEXT_CHARS).collect();
+        let _ = writeln!(user, "\nRelevant project code ({} `{}`):\n```python\n{code}\n```", context.path, context.name);
+    }
+    match previous {
+        Some((candidate, feedback)) => {
+            let _ = writeln!(
+                user,
+                "\nYour previous script:\n```python\n{}```\nFeedback on it:\n{feedback}\n\nWrite the corrected, complete script.",
+                candidate.code
+            );
+        }
+        None => user.push_str("\nWrite the reproduction script.\n"),
+    }
+    vec![
+        ChatMessage::system(
+            "You write minimal, self-contained Python scripts that reproduce deep-learning bugs (task: generate). \
+             Use the libraries of the report; replace data files with small synthetic data; fix the random seeds; \
+             keep training to a few iterations; print the values that show the bug (loss, shapes, metrics); \
+             do not catch the exception that is the bug. Answer with exactly one ```python code block.",
+        ),
+        ChatMessage::user(user),
+    ]
+}
+
+/// A candidate from an LLM, streamed to `on_token`.
+pub async fn llm_candidate(
+    llm: &dyn Llm,
+    input: &GenInput<'_>,
+    previous: Option<(&Candidate, &str)>,
+    seed: u64,
+    on_token: &mut (dyn FnMut(&str) + Send),
+) -> Result<Candidate, LlmError> {
+    let messages = generation_messages(input, previous);
+    let params = GenParams { seed, ..GenParams::new(LlmTask::Generate, 1500) };
+    let answer = llm.complete(&messages, &params, on_token).await?;
+    let code = extract_code(&answer);
+    let edits = vec![match previous {
+        Some(_) => format!("{} refined the previous script with the checks' feedback", llm.name()),
+        None => format!("written by {} from the report, the plan and the context", llm.name()),
+    }];
+    Ok(Candidate { code, edits })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repro::report::restructure_rules;
+
+    fn input_for(report: &BugReport, restructured: &RestructuredReport) -> Candidate {
+        rule_candidate(&GenInput { report, restructured, plan: &[], context: None })
+    }
+
+    #[test]
+    fn snippets_get_their_missing_imports_and_seeds() {
+        let report = BugReport {
+            observed: "ValueError: shapes (3,4) and (3,4) not aligned".into(),
+            snippets: vec!["a = np.ones((3, 4))\nb = np.ones((3, 4))\nprint(np.dot(a, b))".into()],
+            ..BugReport::default()
+        };
+        let c = input_for(&report, &restructure_rules(&report));
+        assert!(c.code.starts_with("import numpy as np\n"), "{}", c.code);
+        assert!(c.code.contains("np.random.seed(0)"));
+        assert!(c.edits.iter().any(|e| e.contains("added missing imports")), "{:?}", c.edits);
+        // A crash is its own evidence: no observer.
+        assert!(!c.code.contains(OBSERVER_MARK));
+    }
+
+    #[test]
+    fn notebooks_deprecations_and_data_files_are_handled() {
+        let report = BugReport {
+            title: "loss becomes nan; X has shape (50, 3)".into(),
+            snippets: vec![
+                "!pip install numpy\n%matplotlib inline\nimport numpy as np\nX = np.load('data/train.npy')\ny = np.loadtxt(\"labels.csv\", delimiter=\",\")\nw = np.zeros(3, dtype=np.float)\nfor epoch in range(100000):\n    pass\ndisplay(X)\n".into(),
+            ],
+            ..BugReport::default()
+        };
+        let r = restructure_rules(&report);
+        let c = input_for(&report, &r);
+        assert!(!c.code.contains("!pip") && !c.code.contains("%matplotlib"), "{}", c.code);
+        assert!(c.code.contains("np.random.default_rng(0).standard_normal((50, 3))"), "{}", c.code);
+        assert!(!c.code.contains("train.npy") && !c.code.contains("labels.csv"));
+        assert!(c.code.contains("dtype=float"));
+        assert!(c.code.contains("range(10000)"));
+        assert!(c.code.contains("print(X)"));
+        assert!(c.code.contains(OBSERVER_MARK));
+        assert!(crate::repro::checks::structural(&c.code).passed, "{}", c.code);
+        assert!(c.edits.len() >= 6, "{:?}", c.edits);
+    }
+
+    #[test]
+    fn pandas_frames_keep_the_columns_the_code_uses() {
+        let mut code = "df = pd.read_csv('train.csv')\ny = df['label']\n".to_owned();
+        synthesize_data(&mut code, &[10, 2]).unwrap();
+        assert!(code.contains("columns=[\"label\"]"), "{code}");
+        complete_imports(&mut code).unwrap();
+        assert!(code.contains("import pandas as pd") && code.contains("import numpy as np"), "{code}");
+    }
+
+    #[test]
+    fn refinement_follows_the_feedback() {
+        let report = BugReport { title: "loss is nan".into(), snippets: vec!["loss = np.log(x)\n".into()], ..BugReport::default() };
+        let r = restructure_rules(&report);
+        let input = GenInput { report: &report, restructured: &r, plan: &[], context: None };
+        let first = rule_candidate(&input);
+        let diagnostics: Vec<RuffDiagnostic> =
+            serde_json::from_str(r#"[{"code": "F821", "message": "Undefined name `x`", "location": {"row": 3, "column": 1}}]"#).unwrap();
+        let verdicts = [CheckVerdict { check: CheckKind::Static, passed: false, score: None, detail: "ruff".into(), approximated: false }];
+        let next = rule_refine(&input, &first, &Feedback { verdicts: &verdicts, diagnostics: &diagnostics, run: None }).unwrap();
+        assert!(next.code.contains("x = np.random.default_rng(0).standard_normal((100, 4))"), "{}", next.code);
+        // Nothing left to fix: no new candidate.
+        assert!(rule_refine(&input, &next, &Feedback::default()).is_none());
+
+        let broken = Candidate { code: "import numpy as np\nx = (1,\nprint(x)\ny = 2\n".into(), edits: vec![] };
+        let verdicts = [crate::repro::checks::structural(&broken.code)];
+        let fixed = rule_refine(&input, &broken, &Feedback { verdicts: &verdicts, ..Feedback::default() }).unwrap();
+        assert!(fixed.edits[0].contains("commented out"), "{:?}", fixed.edits);
+    }
+
+    #[test]
+    fn code_is_taken_from_the_answer() {
+        assert_eq!(extract_code("Here:\n```python\nprint(1)\n```\nDone."), "print(1)\n");
+        assert_eq!(extract_code("```\nx = 1\n"), "x = 1\n");
+        assert_eq!(extract_code("print(2)"), "print(2)\n");
+    }
+
+    #[test]
+    fn defined_names_are_not_imported_again() {
+        assert!(defines("import numpy as np", "np"));
+        assert!(defines("for i, x in enumerate(d):\n    pass", "x"));
+        assert!(defines("x, y = 1, 2", "y"));
+        assert!(!defines("print(np.zeros(2))", "np"));
+        assert_eq!(undefined_known_names("'np.' in a string\nx = torch.ones(2)"), vec!["torch"]);
+    }
+}

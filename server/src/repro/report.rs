@@ -1,0 +1,579 @@
+//! Report restructuring (RepGen §3.2): rules first, then an LLM refines when configured.
+//!
+//! The rules parse Python stack traces (the last exception's type and message, its
+//! frames), recognise the cues of the deep-learning symptom taxonomy (NaN loss,
+//! exploding loss, shape words, "slow", warnings, save/reload differences, ...), split
+//! text pasted from an issue tracker at its headings into problem / observed / expected
+//! / steps, take code fences as snippets, and detect the framework. [`classify`] is
+//! also what the runtime check applies to a candidate's output, so a report and a run
+//! are judged by the same rules.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use replayground_shared::repro::{BugReport, RestructuredReport, Symptom, SymptomClass};
+use serde::Deserialize;
+
+use super::llm::{ChatMessage, GenParams, Llm, LlmTask};
+
+/// One frame of a Python stack trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceFrame {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+}
+
+/// The last exception of a Python stack trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traceback {
+    /// The exception's class without its module, e.g. `ValueError`.
+    pub error_type: String,
+    /// The exception's message (first line).
+    pub message: String,
+    pub frames: Vec<TraceFrame>,
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a valid built-in pattern")
+}
+
+static FRAME: LazyLock<Regex> = LazyLock::new(|| re(r#"^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?"#));
+/// An exception line: a (dotted) class name ending in Error/Exception/... then an optional message.
+static EXCEPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^((?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure)|StopIteration|KeyboardInterrupt))(?::\s*(.*))?$")
+});
+/// An exception named anywhere in prose, e.g. "I get a ValueError: shapes ...".
+static EXCEPTION_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception))\b(?::\s*([^\n]*))?")
+});
+
+/// The last stack trace in `text` (or, without one, the last line that names an exception).
+pub fn parse_traceback(text: &str) -> Option<Traceback> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().rposition(|l| l.trim_start().starts_with("Traceback (most recent call last)"));
+    if let Some(start) = start {
+        let mut frames = Vec::new();
+        for line in &lines[start + 1..] {
+            if let Some(c) = FRAME.captures(line) {
+                frames.push(TraceFrame {
+                    file: c[1].to_owned(),
+                    line: c[2].parse().unwrap_or(0),
+                    function: c.get(3).map_or_else(String::new, |m| m.as_str().to_owned()),
+                });
+                continue;
+            }
+            let trimmed = line.trim();
+            if let Some(c) = EXCEPTION_LINE.captures(trimmed) {
+                return Some(Traceback {
+                    error_type: c[2].to_owned(),
+                    message: c.get(3).map_or_else(String::new, |m| m.as_str().trim().to_owned()),
+                    frames,
+                });
+            }
+        }
+    }
+    let found = EXCEPTION_IN_TEXT.captures_iter(text).last()?;
+    Some(Traceback {
+        error_type: found[1].to_owned(),
+        message: found.get(2).map_or_else(String::new, |m| m.as_str().trim().to_owned()),
+        frames: Vec::new(),
+    })
+}
+
+/// A cue of the symptom taxonomy: its label and what it looks like in text.
+struct Cue {
+    label: &'static str,
+    pattern: Regex,
+}
+
+static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
+    [
+        ("nan", r"(?i)\bnan\b"),
+        ("inf", r"(?i)(?:\b-?inf\b|\binfinity\b|\binfinite\b)"),
+        ("exploding", r"(?i)(?:explod|diverg|blows? up|blowing up|overflow)"),
+        ("shape", r"(?i)(?:\bshapes?\b|\bdimensions?\b|not aligned|size mismatch|broadcast)"),
+        ("dtype", r"(?i)(?:\bdtype\b|float64|float32|int64)"),
+        ("accuracy", r"(?i)(?:accuracy|\bacc\b)"),
+        (
+            "not_learning",
+            r"(?i)(?:not (?:learning|improving|decreasing|converging)|stuck|plateau|(?:doesn'?t|does not|won'?t) (?:learn|improve|decrease|converge)|constant loss)",
+        ),
+        ("leakage", r"(?i)\bleak(?:age|s|ed|ing)?\b"),
+        (
+            "slow",
+            r"(?i)(?:\bslow|takes? (?:too )?long|\bspeed\b|memory (?:usage|leak|grows)|\boom\b|out of memory)",
+        ),
+        ("warning", r"(?:Warning\b|(?i)\bwarnings?\b)"),
+        (
+            "save_reload",
+            r"(?i)(?:(?:sav|serializ|checkpoint|pickl|export)\w*[^.\n]{0,80}(?:load|restor)|(?:load|restor)\w*[^.\n]{0,80}(?:differ|changed|not the same|different))",
+        ),
+        ("negative", r"(?i)\bnegative\b"),
+        ("zero", r"(?i)(?:divide by zero|division by zero|\bzeros?\b)"),
+        ("learning_rate", r"(?i)(?:learning[ _]rate|\blr\b)"),
+        ("axis", r"(?i)(?:\baxis\b|\bdim\s*=)"),
+        ("display", r"(?i)(?:\bprint(?:s|ed)? (?:wrong|incorrect)|display(?:s|ed)?|\blogged\b|progress bar|verbose)"),
+        ("structure", r"(?i)(?:\blayers?\b|architecture|model\.summary|model structure|parameter count)"),
+        (
+            "wrong_value",
+            r"(?i)(?:wrong (?:result|value|output|answer|sign)|incorrect|differs? from|different from|mismatch)",
+        ),
+        ("loss", r"(?i)\bloss\b"),
+    ]
+    .into_iter()
+    .map(|(label, pattern)| Cue { label, pattern: re(pattern) })
+    .collect()
+});
+
+static CRASH_WORDS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(?:traceback|\bcrash(?:es|ed)?\b|\bthrows?\b|\braises?\b|segmentation fault|core dumped|\bexception\b)"));
+static WRONG_WORDS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(?:\bwrong\b|unexpected|instead of|\bexpected\b|should be|incorrect|but got|\bnot\b)"));
+static DROP_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(?:drop|lower|worse|degrad|\bpoor\b|too high|too good|stuck|not learning|not improving|\bonly\b|leak)")
+});
+
+/// The cue labels found in `text`, in taxonomy order.
+pub fn cues(text: &str) -> Vec<String> {
+    CUES.iter().filter(|c| c.pattern.is_match(text)).map(|c| c.label.to_owned()).collect()
+}
+
+/// Classifies a symptom from what a report or a run says happened.
+pub fn classify(text: &str) -> Symptom {
+    let found = cues(text);
+    let has = |label: &str| found.iter().any(|c| c == label);
+    let traceback = parse_traceback(text);
+    let error_type = traceback.as_ref().map(|t| t.error_type.clone());
+    let wrong = WRONG_WORDS.is_match(text);
+    let class = if error_type.is_some() || CRASH_WORDS.is_match(text) {
+        SymptomClass::Crash
+    } else if has("nan") || has("inf") || has("exploding") {
+        SymptomClass::WrongCalculation
+    } else if has("save_reload") {
+        SymptomClass::WrongSaveReload
+    } else if has("shape") && wrong {
+        SymptomClass::WrongShape
+    } else if has("slow") {
+        SymptomClass::LowEfficiency
+    } else if has("leakage") || has("not_learning") || (has("accuracy") && DROP_WORDS.is_match(text)) {
+        SymptomClass::PerformanceDegradation
+    } else if (has("learning_rate") || has("axis")) && wrong {
+        SymptomClass::WrongParameterSetting
+    } else if has("structure") && wrong {
+        SymptomClass::WrongStructure
+    } else if has("display") {
+        SymptomClass::WrongDisplayedMessage
+    } else if has("warning") {
+        SymptomClass::Warning
+    } else if has("wrong_value") || has("negative") || (has("loss") && wrong) {
+        SymptomClass::WrongCalculation
+    } else {
+        SymptomClass::Unknown
+    };
+    let mut all_cues = found;
+    if let Some(t) = &traceback {
+        if !t.message.is_empty() {
+            all_cues.push(format!("{}: {}", t.error_type, t.message.chars().take(160).collect::<String>()));
+        }
+    }
+    Symptom { class, error_type: if class == SymptomClass::Crash { error_type } else { None }, cues: all_cues }
+}
+
+/// Detects the framework a report or a script is about, most specific first.
+pub fn detect_framework(text: &str) -> Option<String> {
+    static FRAMEWORKS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+        [
+            ("torch", r"(?:\bimport torch\b|\bfrom torch\b|\btorch\.|\bpytorch\b|\bPyTorch\b)"),
+            ("keras", r"(?:\bimport keras\b|\bfrom keras\b|^keras\b)"),
+            ("tensorflow", r"(?:\btensorflow\b|\bTensorFlow\b|\btf\.|\btf\.keras\b)"),
+            ("jax", r"(?:\bimport jax\b|\bjax\.|\bjnp\.)"),
+            ("sklearn", r"(?:\bsklearn\b|scikit-learn)"),
+            ("pandas", r"(?:\bimport pandas\b|\bpd\.)"),
+            ("numpy", r"(?:\bimport numpy\b|\bnp\.|\bnumpy\b|\bNumPy\b)"),
+        ]
+        .into_iter()
+        .map(|(name, pattern)| (name, Regex::new(&format!("(?m){pattern}")).expect("a valid built-in pattern")))
+        .collect()
+    });
+    FRAMEWORKS.iter().find(|(_, pattern)| pattern.is_match(text)).map(|(name, _)| (*name).to_owned())
+}
+
+/// Text pasted from an issue tracker, cut at its headings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sections {
+    pub problem: String,
+    pub observed: String,
+    pub expected: String,
+    pub steps: Vec<String>,
+    /// Python code fences.
+    pub snippets: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Problem,
+    Observed,
+    Expected,
+    Steps,
+    Environment,
+}
+
+static HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(?:#{1,6}\s*(.+?)\s*#*|\*\*(.+?)\*\*:?|__(.+?)__:?|([A-Z][A-Za-z /'()-]{2,40}):)\s*$")
+});
+static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(?:\d+[.)]|[-*+])\s+(.*)$"));
+static FENCE: LazyLock<Regex> = LazyLock::new(|| re(r"(?ms)^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*(```|~~~)[ \t]*$"));
+
+fn heading_part(heading: &str) -> Part {
+    let h = heading.to_lowercase();
+    if h.contains("expect") || h.contains("should") || h.contains("desired") {
+        Part::Expected
+    } else if h.contains("reproduc") || h.contains("step") || h.contains("code") || h.contains("example") || h.contains("how to") {
+        Part::Steps
+    } else if h.contains("actual")
+        || h.contains("observ")
+        || h.contains("current behav")
+        || h.contains("error")
+        || h.contains("traceback")
+        || h.contains("stack")
+        || h.contains("output")
+        || h.contains("log")
+        || h.contains("result")
+    {
+        Part::Observed
+    } else if h.contains("environment") || h.contains("system info") || h.contains("version") || h.contains("platform") {
+        Part::Environment
+    } else {
+        Part::Problem
+    }
+}
+
+/// Whether a code fence holds output (a trace, a log) rather than Python to run.
+fn is_output_fence(lang: &str, body: &str) -> bool {
+    let lang = lang.to_lowercase();
+    if ["text", "txt", "console", "shell", "sh", "bash", "log", "output", "pytb", "stacktrace"].contains(&lang.as_str()) {
+        return true;
+    }
+    body.contains("Traceback (most recent call last)")
+        || body.lines().next().is_some_and(|l| EXCEPTION_LINE.is_match(l.trim()))
+        || (lang.is_empty() && !looks_like_python(body))
+}
+
+/// A cheap test: does this text read as Python code?
+pub fn looks_like_python(text: &str) -> bool {
+    static PYTHONISH: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?m)^\s*(?:import \w|from [\w.]+ import|def \w+\(|class \w+|for \w+ in |while |if |print\(|\w+(?:\[[^\]]*\])?\s*=\s*\S|\w+\.\w+\()")
+    });
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count().max(1);
+    let code = PYTHONISH.find_iter(text).count();
+    code * 3 >= lines
+}
+
+/// Splits pasted issue text at its headings; code fences become snippets, output
+/// fences and stack traces become observed behaviour.
+pub fn split_free_text(text: &str) -> Sections {
+    let mut sections = Sections::default();
+    // Fences first, so headings inside code are not taken as headings.
+    let mut prose = String::new();
+    let mut last = 0;
+    let mut fence_parts: Vec<(usize, String, String)> = Vec::new();
+    for m in FENCE.captures_iter(text) {
+        let whole = m.get(0).expect("the whole match");
+        prose.push_str(&text[last..whole.start()]);
+        // A placeholder line keeps each fence in the section it was written in.
+        prose.push_str(&format!("\u{0}FENCE{}\n", fence_parts.len()));
+        fence_parts.push((fence_parts.len(), m[2].to_owned(), m[3].to_owned()));
+        last = whole.end();
+    }
+    prose.push_str(&text[last..]);
+    let mut part = Part::Problem;
+    let mut in_traceback = false;
+    let push = |sections: &mut Sections, part: Part, line: &str| match part {
+        Part::Problem => push_line(&mut sections.problem, line),
+        Part::Observed => push_line(&mut sections.observed, line),
+        Part::Expected => push_line(&mut sections.expected, line),
+        Part::Steps => {
+            if let Some(c) = LIST_ITEM.captures(line) {
+                sections.steps.push(c[1].trim().to_owned());
+            } else if !line.trim().is_empty() {
+                match sections.steps.last_mut() {
+                    Some(step) if !line.starts_with(char::is_alphanumeric) => {
+                        step.push(' ');
+                        step.push_str(line.trim());
+                    }
+                    _ => sections.steps.push(line.trim().to_owned()),
+                }
+            }
+        }
+        Part::Environment => {}
+    };
+    for line in prose.lines() {
+        if let Some(index) = line.strip_prefix("\u{0}FENCE").and_then(|n| n.trim().parse::<usize>().ok()) {
+            let (_, lang, body) = &fence_parts[index];
+            if is_output_fence(lang, body) {
+                push_line(&mut sections.observed, body.trim_end());
+            } else {
+                sections.snippets.push(body.trim_end().to_owned());
+            }
+            continue;
+        }
+        if line.trim_start().starts_with("Traceback (most recent call last)") {
+            in_traceback = true;
+        }
+        if in_traceback {
+            push_line(&mut sections.observed, line);
+            if EXCEPTION_LINE.is_match(line.trim()) {
+                in_traceback = false;
+            }
+            continue;
+        }
+        if let Some(c) = HEADING.captures(line.trim()) {
+            let heading = (1..=4).find_map(|i| c.get(i)).map_or("", |m| m.as_str());
+            part = heading_part(heading);
+            continue;
+        }
+        push(&mut sections, part, line);
+    }
+    sections.problem = sections.problem.trim().to_owned();
+    sections.observed = sections.observed.trim().to_owned();
+    sections.expected = sections.expected.trim().to_owned();
+    sections
+}
+
+fn push_line(text: &mut String, line: &str) {
+    if text.is_empty() && line.trim().is_empty() {
+        return;
+    }
+    text.push_str(line);
+    text.push('\n');
+}
+
+fn join(parts: &[&str]) -> String {
+    parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n\n")
+}
+
+/// Every piece of Python code in the report: its snippets, then code fences of its text.
+pub fn code_snippets(report: &BugReport) -> Vec<String> {
+    let mut out: Vec<String> = report.snippets.iter().filter(|s| !s.trim().is_empty()).cloned().collect();
+    for text in [&report.description, &report.observed, &report.expected, &report.free_text] {
+        for snippet in split_free_text(text).snippets {
+            if !out.contains(&snippet) {
+                out.push(snippet);
+            }
+        }
+    }
+    out
+}
+
+/// Everything the report says, for retrieval and relevance.
+pub fn report_text(report: &BugReport) -> String {
+    join(&[&report.title, &report.description, &report.observed, &report.expected, &report.free_text])
+}
+
+/// The rule-based restructuring.
+pub fn restructure_rules(report: &BugReport) -> RestructuredReport {
+    let free = split_free_text(&report.free_text);
+    let description = split_free_text(&report.description);
+    let problem = join(&[&report.title, &description.problem, &free.problem]);
+    let observed = join(&[&report.observed, &description.observed, &free.observed]);
+    let expected = join(&[&report.expected, &description.expected, &free.expected]);
+    let mut steps: Vec<String> = description.steps.into_iter().chain(free.steps).collect();
+    let snippets = code_snippets(report);
+    if steps.is_empty() && !snippets.is_empty() {
+        steps.push(format!("Run the code from the report ({} snippet{}).", snippets.len(), if snippets.len() == 1 { "" } else { "s" }));
+    }
+    // The expected behaviour says what should NOT happen ("no NaN"): leave it out of the symptom.
+    let symptom = classify(&join(&[&problem, &observed]));
+    let environment = report.environment.frameworks.join(" ");
+    let framework = detect_framework(&join(&[&environment, &snippets.join("\n"), &problem, &observed]));
+    RestructuredReport { problem, observed, expected, steps, symptom, framework, refined_by_llm: false }
+}
+
+/// What an LLM is asked to answer when it refines the restructuring.
+#[derive(Debug, Deserialize)]
+struct LlmRestructure {
+    problem: String,
+    observed: String,
+    expected: String,
+    #[serde(default)]
+    steps: Vec<String>,
+    symptom_class: String,
+    #[serde(default)]
+    error_type: Option<String>,
+    #[serde(default)]
+    framework: Option<String>,
+}
+
+/// The first JSON value (object or array) inside an LLM's answer.
+pub fn json_in_answer(answer: &str) -> Option<&str> {
+    let start = answer.find(['{', '['])?;
+    let close = if answer[start..].starts_with('{') { '}' } else { ']' };
+    let end = answer.rfind(close)?;
+    (end > start).then(|| &answer[start..=end])
+}
+
+fn parse_class(name: &str) -> Option<SymptomClass> {
+    let name = name.trim().to_lowercase().replace([' ', '-'], "_");
+    SymptomClass::ALL.into_iter().find(|c| c.as_str() == name)
+}
+
+/// Restructures `report`: the rules, refined by `llm` when one is given. The second
+/// value says why an LLM answer was not used, when it was not.
+pub async fn restructure(
+    report: &BugReport,
+    llm: Option<&dyn Llm>,
+    on_token: &mut (dyn FnMut(&str) + Send),
+) -> (RestructuredReport, Option<String>) {
+    let rules = restructure_rules(report);
+    let Some(llm) = llm else { return (rules, None) };
+    let classes: Vec<&str> = SymptomClass::ALL.iter().map(|c| c.as_str()).collect();
+    let draft = serde_json::to_string_pretty(&rules).unwrap_or_default();
+    let messages = [
+        ChatMessage::system(format!(
+            "You restructure deep-learning bug reports (task: restructure). Answer with ONE JSON object and nothing else: \
+             {{\"problem\": str, \"observed\": str, \"expected\": str, \"steps\": [str], \"symptom_class\": one of {classes:?}, \
+             \"error_type\": str or null, \"framework\": str or null}}."
+        )),
+        ChatMessage::user(format!(
+            "Bug report:\n{}\n\nCode:\n{}\n\nA rule-based draft:\n{draft}",
+            report_text(report),
+            code_snippets(report).join("\n\n")
+        )),
+    ];
+    let params = GenParams { temperature: 0.0, ..GenParams::new(LlmTask::Restructure, 700) };
+    let answer = match llm.complete(&messages, &params, on_token).await {
+        Ok(answer) => answer,
+        Err(e) => return (rules, Some(format!("the LLM could not refine the report ({e}); using the rules"))),
+    };
+    let parsed = json_in_answer(&answer).and_then(|json| serde_json::from_str::<LlmRestructure>(json).ok());
+    let Some(refined) = parsed else {
+        return (rules, Some("the LLM's restructuring was not the JSON asked for; using the rules".to_owned()));
+    };
+    let Some(class) = parse_class(&refined.symptom_class) else {
+        return (rules, Some(format!("the LLM named an unknown symptom class `{}`; using the rules", refined.symptom_class)));
+    };
+    let pick = |llm_text: String, rule_text: &str| if llm_text.trim().is_empty() { rule_text.to_owned() } else { llm_text };
+    let observed = pick(refined.observed, &rules.observed);
+    let mut cues = rules.symptom.cues.clone();
+    for cue in classify(&observed).cues {
+        if !cues.contains(&cue) {
+            cues.push(cue);
+        }
+    }
+    let error_type = if class == SymptomClass::Crash {
+        refined.error_type.filter(|e| !e.trim().is_empty()).or(rules.symptom.error_type.clone())
+    } else {
+        None
+    };
+    let steps = if refined.steps.is_empty() { rules.steps.clone() } else { refined.steps };
+    (
+        RestructuredReport {
+            problem: pick(refined.problem, &rules.problem),
+            observed,
+            expected: pick(refined.expected, &rules.expected),
+            steps,
+            symptom: Symptom { class, error_type, cues },
+            framework: refined.framework.filter(|f| !f.trim().is_empty()).or(rules.framework),
+            refined_by_llm: true,
+        },
+        None,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repro::llm::{ScriptedLlm, ScriptedReply};
+
+    const TRACE: &str = "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    y = x.dot(w)\n  File \"model.py\", line 3, in forward\n    return np.dot(a, b)\nValueError: shapes (3,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)\n";
+
+    #[test]
+    fn stack_traces_give_the_last_exception_and_frames() {
+        let t = parse_traceback(TRACE).unwrap();
+        assert_eq!(t.error_type, "ValueError");
+        assert!(t.message.starts_with("shapes (3,4) and (3,4) not aligned"));
+        assert_eq!(t.frames.len(), 2);
+        assert_eq!(t.frames[1], TraceFrame { file: "model.py".into(), line: 3, function: "forward".into() });
+        let chained = format!("{TRACE}\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\ntorch.cuda.OutOfMemoryError: CUDA out of memory.\n");
+        assert_eq!(parse_traceback(&chained).unwrap().error_type, "OutOfMemoryError");
+        assert_eq!(parse_traceback("it fails with KeyError: 'label'").unwrap().error_type, "KeyError");
+        assert!(parse_traceback("the loss is nan").is_none());
+    }
+
+    #[test]
+    fn symptoms_follow_the_taxonomy() {
+        let crash = classify(TRACE);
+        assert_eq!(crash.class, SymptomClass::Crash);
+        assert_eq!(crash.error_type.as_deref(), Some("ValueError"));
+        assert!(crash.cues.contains(&"shape".to_owned()));
+        let cases = [
+            ("after a few epochs the loss becomes nan", SymptomClass::WrongCalculation),
+            ("loss is exploding with lr=10", SymptomClass::WrongCalculation),
+            ("the output has the wrong shape (3,) instead of (4,)", SymptomClass::WrongShape),
+            ("training is very slow on the GPU", SymptomClass::LowEfficiency),
+            ("test accuracy is 100%, too good: data leakage from the test set", SymptomClass::PerformanceDegradation),
+            ("the accuracy is stuck at 0.5", SymptomClass::PerformanceDegradation),
+            ("after I saved and loaded the model the predictions differ", SymptomClass::WrongSaveReload),
+            ("a UserWarning is printed on every batch", SymptomClass::Warning),
+            ("the mean is taken over the wrong axis", SymptomClass::WrongParameterSetting),
+            ("the loss has the wrong sign", SymptomClass::WrongCalculation),
+            ("hello there", SymptomClass::Unknown),
+        ];
+        for (text, class) in cases {
+            assert_eq!(classify(text).class, class, "{text}");
+        }
+    }
+
+    #[test]
+    fn frameworks_are_detected_most_specific_first() {
+        assert_eq!(detect_framework("import torch\nimport numpy as np").as_deref(), Some("torch"));
+        assert_eq!(detect_framework("model = tf.keras.Sequential()").as_deref(), Some("tensorflow"));
+        assert_eq!(detect_framework("x = np.zeros(3)").as_deref(), Some("numpy"));
+        assert_eq!(detect_framework("no code here"), None);
+    }
+
+    const ISSUE: &str = "### Describe the bug\nThe training loss becomes NaN after the first epoch.\n\n### To Reproduce\n1. Create the model\n2. Train it:\n```python\nimport numpy as np\nloss = np.log(0.0)\n```\n\n### Expected behavior\nThe loss decreases, no NaN.\n\n### Actual behavior\n```\nRuntimeWarning: divide by zero encountered in log\nloss: -inf\n```\n\n### Environment\n- numpy 1.24\n";
+
+    #[test]
+    fn pasted_issues_split_at_their_headings() {
+        let s = split_free_text(ISSUE);
+        assert_eq!(s.problem, "The training loss becomes NaN after the first epoch.");
+        assert_eq!(s.steps, vec!["Create the model".to_owned(), "Train it:".to_owned()]);
+        assert_eq!(s.snippets, vec!["import numpy as np\nloss = np.log(0.0)".to_owned()]);
+        assert_eq!(s.expected, "The loss decreases, no NaN.");
+        assert!(s.observed.contains("loss: -inf"), "{}", s.observed);
+        let report = BugReport { free_text: ISSUE.into(), ..BugReport::default() };
+        let r = restructure_rules(&report);
+        assert_eq!(r.symptom.class, SymptomClass::WrongCalculation);
+        assert!(r.symptom.cues.contains(&"nan".to_owned()));
+        assert_eq!(r.framework.as_deref(), Some("numpy"));
+        assert_eq!(code_snippets(&report).len(), 1);
+    }
+
+    #[test]
+    fn unfenced_tracebacks_are_observed_behaviour() {
+        let text = format!("I ran my script and got\n{TRACE}\nWhat is wrong?");
+        let s = split_free_text(&text);
+        assert!(s.observed.contains("ValueError"));
+        assert!(!s.problem.contains("ValueError"));
+        assert!(s.problem.contains("What is wrong?"));
+    }
+
+    #[tokio::test]
+    async fn an_llm_refines_and_bad_json_falls_back() {
+        let report = BugReport { title: "loss goes nan".into(), ..BugReport::default() };
+        let good = r#"Sure: {"problem": "NaN loss", "observed": "loss is nan at epoch 2", "expected": "finite loss", "steps": ["train"], "symptom_class": "wrong calculation", "error_type": null, "framework": "torch"}"#;
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(good.into()), ScriptedReply::Any("I think it is a NaN".into())]);
+        let (refined, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
+        assert!(note.is_none());
+        assert!(refined.refined_by_llm);
+        assert_eq!(refined.symptom.class, SymptomClass::WrongCalculation);
+        assert_eq!(refined.framework.as_deref(), Some("torch"));
+        assert_eq!(refined.observed, "loss is nan at epoch 2");
+        let (fallback, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
+        assert!(!fallback.refined_by_llm);
+        assert!(note.unwrap().contains("not the JSON"));
+        assert_eq!(fallback, restructure_rules(&report));
+    }
+}

@@ -1,0 +1,293 @@
+//! Neural mode over the WebSocket with the bundled model: a `predict` job streams the
+//! model's tokens and ends with its prediction beside the real state; reverse actions get
+//! k candidates marked consistent or not; bad stops, cancellation and a server without a
+//! model answer clearly.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::{Fake, Running, fake, real_sandbox, sqlite_store, start, state, stream};
+use futures_util::{SinkExt as _, StreamExt as _};
+use replayground_server::app::ServerConfig;
+use replayground_shared::protocol::{
+    ClientMessage, ErrorCode, PROTOCOL_VERSION, NeuralCapability, PredictRequest, Prediction, ServerMessage,
+    TraceAssembler, TraceRequest,
+};
+use replayground_shared::trace_lang::normalize_state;
+use replayground_shared::{Action, State, StateTree, Stop};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+const PROGRAM: &str = "def add(a, b):\n    s = a + b\n    return s\n\n\nx = add(1, 2)\ny = x * 2\nprint(y)\n";
+
+fn bundled_model() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/neural-debugger-tiny")
+}
+
+async fn server(sandbox: std::sync::Arc<dyn replayground_server::sandbox::Sandbox>, model: bool) -> (Running, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        rate_limit_per_second: 0,
+        ..ServerConfig::default()
+    };
+    let running = start(state(sandbox, sqlite_store(dir.path()).await, config)).await;
+    if model {
+        running.state.neural.load(bundled_model()).await.expect("the bundled model loads");
+    }
+    (running, dir)
+}
+
+async fn connect(running: &Running) -> (Socket, NeuralCapability) {
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/api/ws", running.addr))
+        .await
+        .unwrap();
+    send(
+        &mut socket,
+        &ClientMessage::Hello {
+            seq: 1,
+            protocol: PROTOCOL_VERSION,
+        },
+    )
+    .await;
+    let ServerMessage::Welcome { neural, .. } = message(&mut socket).await else {
+        panic!("no welcome");
+    };
+    (socket, neural)
+}
+
+async fn send(socket: &mut Socket, message: &ClientMessage) {
+    socket
+        .send(Message::Text(serde_json::to_string(message).unwrap().into()))
+        .await
+        .unwrap();
+}
+
+async fn message(socket: &mut Socket) -> ServerMessage {
+    loop {
+        // Debug builds decode slowly; a prediction still ends well within this.
+        let next = tokio::time::timeout(Duration::from_secs(120), socket.next())
+            .await
+            .expect("the server answers within 120 s");
+        match next {
+            Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).unwrap(),
+            Some(Ok(Message::Close(frame))) => panic!("closed: {frame:?}"),
+            Some(Ok(_)) => {}
+            other => panic!("the connection ended: {other:?}"),
+        }
+    }
+}
+
+/// The run as the page has it: traced over the same socket.
+async fn trace(socket: &mut Socket, seq: u64) -> StateTree {
+    send(
+        socket,
+        &ClientMessage::Trace {
+            seq,
+            request: TraceRequest {
+                code: PROGRAM.into(),
+                stdin: String::new(),
+                max_steps: None,
+            },
+        },
+    )
+    .await;
+    let mut assembler = TraceAssembler::default();
+    loop {
+        match message(socket).await {
+            ServerMessage::TraceStart { .. } => {}
+            ServerMessage::TraceChunk {
+                frames, values, events, ..
+            } => assembler.push(frames, values, events),
+            ServerMessage::TraceEnd {
+                stdout, stderr, outcome, ..
+            } => return StateTree::new(assembler.finish(stdout, stderr, outcome)).unwrap(),
+            other => panic!("not a trace message: {other:?}"),
+        }
+    }
+}
+
+fn predict(seq: u64, at: Stop, tree: &StateTree, action: Action, samples: u32) -> ClientMessage {
+    predict_at(seq, at.event().unwrap_or(tree.len()) as u32, &action.name(), samples)
+}
+
+fn predict_at(seq: u64, at_event: u32, action: &str, samples: u32) -> ClientMessage {
+    ClientMessage::Predict {
+        seq,
+        request: PredictRequest {
+            code: PROGRAM.into(),
+            stdin: String::new(),
+            at_event,
+            action: action.into(),
+            samples,
+            breakpoints: Vec::new(),
+        },
+    }
+}
+
+/// A predict job's streamed text per sample and its end.
+async fn collect(socket: &mut Socket, job: u64) -> Result<(Vec<String>, Vec<Prediction>, State), ServerMessage> {
+    let mut texts: Vec<String> = Vec::new();
+    loop {
+        let m = message(socket).await;
+        assert_eq!(m.job(), Some(job), "{m:?}");
+        match m {
+            ServerMessage::PredictToken { sample, text, .. } => {
+                let sample = sample as usize;
+                if texts.len() <= sample {
+                    texts.resize(sample + 1, String::new());
+                }
+                texts[sample].push_str(&text);
+            }
+            ServerMessage::PredictEnd {
+                predictions, actual, ..
+            } => return Ok((texts, predictions, actual)),
+            other => return Err(other),
+        }
+    }
+}
+
+fn real_after(tree: &StateTree, at: Stop, action: Action) -> State {
+    normalize_state(&tree.state(tree.step(at, action, &mut BTreeSet::default())))
+}
+
+#[tokio::test]
+async fn a_step_streams_tokens_and_ends_with_the_prediction_and_the_real_state() {
+    let (running, _dir) = server(real_sandbox(), true).await;
+    let (mut socket, neural) = connect(&running).await;
+    assert!(neural.available, "{neural:?}");
+    assert_eq!(neural.model.as_deref(), Some("neural-debugger-tiny"));
+    let tree = trace(&mut socket, 2).await;
+    let at = tree.initial_stop();
+    send(&mut socket, &predict(3, at, &tree, Action::StepOver, 1)).await;
+    let (texts, predictions, actual) = collect(&mut socket, 3).await.expect("a prediction");
+    assert_eq!(actual, real_after(&tree, at, Action::StepOver));
+    assert_eq!(actual.line, Some(6), "step over the def lands on line 6");
+    let [prediction] = &predictions[..] else {
+        panic!("one prediction: {predictions:?}");
+    };
+    assert!(prediction.tokens > 0);
+    assert_eq!(texts.len(), 1);
+    assert_eq!(texts[0], prediction.text, "the streamed tokens are the answer");
+    assert!(prediction.text.starts_with("<|"), "{}", prediction.text);
+    assert!(
+        prediction.state.is_some() != prediction.parse_error.is_some(),
+        "a state or a parse error: {prediction:?}"
+    );
+    assert_eq!(
+        prediction.matches,
+        prediction.state.as_ref() == Some(&actual),
+        "{prediction:?} vs {actual:?}"
+    );
+    assert_eq!(prediction.consistent, None, "forward actions are scored by exact match");
+    eprintln!(
+        "prediction: {} tokens in {} ms ({:.0} tokens/s, debug build)",
+        prediction.tokens,
+        prediction.elapsed_ms,
+        f64::from(prediction.tokens) * 1000.0 / prediction.elapsed_ms.max(1) as f64
+    );
+}
+
+#[tokio::test]
+async fn a_reverse_step_samples_candidates_marked_consistent_or_not() {
+    let (running, _dir) = server(real_sandbox(), true).await;
+    let (mut socket, _) = connect(&running).await;
+    let tree = trace(&mut socket, 2).await;
+    let mut breakpoints = BTreeSet::default();
+    let mut at = tree.initial_stop();
+    for action in [Action::StepOver, Action::StepInto, Action::StepInto] {
+        at = tree.step(at, action, &mut breakpoints);
+    }
+    send(&mut socket, &predict(3, at, &tree, Action::ReverseStepInto, 3)).await;
+    let (texts, predictions, actual) = collect(&mut socket, 3).await.expect("candidates");
+    assert_eq!(actual, real_after(&tree, at, Action::ReverseStepInto));
+    assert_eq!(predictions.len(), 3);
+    assert_eq!(texts.len(), 3, "every candidate streams");
+    for (i, p) in predictions.iter().enumerate() {
+        assert_eq!(p.sample as usize, i);
+        assert_eq!(texts[i], p.text);
+        let consistent = p.consistent.expect("reverse candidates are marked");
+        if p.matches {
+            assert!(consistent, "the real previous state is consistent: {p:?}");
+        }
+        if p.state.is_none() {
+            assert!(!consistent, "an unparsed candidate is not consistent");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_stop_past_the_run_or_a_step_that_goes_nowhere_is_refused_clearly() {
+    let (running, _dir) = server(real_sandbox(), true).await;
+    let (mut socket, _) = connect(&running).await;
+    let tree = trace(&mut socket, 2).await;
+    send(&mut socket, &predict_at(3, 10_000, "step_over", 1)).await;
+    let Err(ServerMessage::Error { code, message, .. }) = collect(&mut socket, 3).await else {
+        panic!("an error");
+    };
+    assert_eq!(code, ErrorCode::BadMessage);
+    assert!(message.contains("past the end") && message.contains("run the program again"), "{message}");
+
+    send(&mut socket, &predict(4, Stop::End, &tree, Action::StepOver, 1)).await;
+    let Err(ServerMessage::Error { code, message, .. }) = collect(&mut socket, 4).await else {
+        panic!("an error");
+    };
+    assert_eq!(code, ErrorCode::BadMessage);
+    assert!(message.contains("ended"), "{message}");
+
+    // Bad requests are refused before anything runs.
+    send(&mut socket, &predict_at(5, 1, "jump:3", 1)).await;
+    let Err(ServerMessage::Error { code, .. }) = collect(&mut socket, 5).await else {
+        panic!("an error");
+    };
+    assert_eq!(code, ErrorCode::BadMessage);
+}
+
+#[tokio::test]
+async fn cancel_stops_a_prediction_and_the_model_serves_the_next_one() {
+    let (running, _dir) = server(real_sandbox(), true).await;
+    let (mut socket, _) = connect(&running).await;
+    let tree = trace(&mut socket, 2).await;
+    let at = tree.initial_stop();
+    send(&mut socket, &predict(4, at, &tree, Action::StepInto, 4)).await;
+    assert!(matches!(message(&mut socket).await, ServerMessage::PredictToken { job: 4, .. }));
+    send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
+    loop {
+        match message(&mut socket).await {
+            ServerMessage::PredictToken { job: 4, .. } => {}
+            ServerMessage::Cancelled { job: 4, .. } => break,
+            other => panic!("expected the job to be cancelled: {other:?}"),
+        }
+    }
+    send(&mut socket, &predict(6, at, &tree, Action::StepInto, 1)).await;
+    let (_, predictions, _) = collect(&mut socket, 6).await.expect("the next prediction runs");
+    assert_eq!(predictions.len(), 1);
+}
+
+#[tokio::test]
+async fn without_a_model_neural_mode_is_off_and_says_why() {
+    let (running, _dir) = server(fake(Fake::Stream(stream(3))), false).await;
+    let (mut socket, neural) = connect(&running).await;
+    assert!(!neural.available);
+    assert!(neural.reason.as_deref().is_some_and(|r| r.contains("--model-dir")), "{neural:?}");
+    send(&mut socket, &predict_at(2, 1, "step_into", 1)).await;
+    let Err(ServerMessage::Error { code, message: why, .. }) = collect(&mut socket, 2).await else {
+        panic!("an error");
+    };
+    assert_eq!(code, ErrorCode::NoModel);
+    assert!(why.contains("--model-dir"), "{why}");
+
+    // A directory that is not a model: a clear reason, and the server keeps serving.
+    let empty = tempfile::tempdir().unwrap();
+    let reason = running.state.neural.load(empty.path().to_owned()).await.unwrap_err();
+    assert!(reason.contains("could not be loaded") && reason.contains("config.json"), "{reason}");
+    let (mut again, neural) = connect(&running).await;
+    assert_eq!(neural.reason.as_deref(), Some(reason.as_str()));
+    send(&mut again, &ClientMessage::Ping { seq: 2 }).await;
+    assert!(matches!(message(&mut again).await, ServerMessage::Pong { reply_to: 2, .. }));
+}

@@ -1,0 +1,357 @@
+//! The reproduction agent's API: project uploads (good, bad, oversized archives), the
+//! WebSocket `repro` job (a numpy report streams from `started` to `finished`, cancel,
+//! bad reports refused while the session goes on) and the pages behind `/s/{id}`.
+
+mod common;
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use common::{Running, real_sandbox, sqlite_store, start, state};
+use futures_util::{SinkExt as _, StreamExt as _};
+use replayground_server::app::ServerConfig;
+use replayground_shared::protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage};
+use replayground_shared::repro::{
+    AgentEvent, BugReport, MAX_PROJECT_ARCHIVE_BYTES, MAX_REPORT_FIELD_BYTES, ReproRequest, ReproTranscript,
+};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+const MODEL_PY: &str = "import numpy as np\n\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n";
+const TRAIN_PY: &str = "import numpy as np\nfrom model import loss\n\n\ndef train(X, y, lr=10.0):\n    w = np.zeros(X.shape[1])\n    for step in range(20):\n        p = 1 / (1 + np.exp(-X @ w))\n        w -= lr * X.T @ (p - y)\n        print(step, loss(y, p))\n    return w\n";
+
+/// A server with `static_dir` (when given) and no rate limit; the agent has no models.
+async fn server(static_dir: Option<std::path::PathBuf>) -> (Running, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        rate_limit_per_second: 0,
+        static_dir,
+        ..ServerConfig::default()
+    };
+    let running = start(state(real_sandbox(), sqlite_store(dir.path()).await, config)).await;
+    (running, dir)
+}
+
+fn zip_archive(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (path, text) in files {
+        out.start_file(*path, zip::write::SimpleFileOptions::default()).unwrap();
+        out.write_all(text.as_bytes()).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+fn tar_gz_archive(files: &[(&str, &str)]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    for (path, text) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, path, text.as_bytes()).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+async fn upload(running: &Running, name: &str, body: Vec<u8>) -> (u16, serde_json::Value) {
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/api/projects?name={name}", running.addr))
+        .header("content-type", "application/octet-stream")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let json = response.json().await.unwrap_or(serde_json::Value::Null);
+    (status, json)
+}
+
+#[tokio::test]
+async fn archives_upload_and_bad_ones_are_refused_with_a_reason() {
+    let (running, _dir) = server(None).await;
+    let files = [("proj/model.py", MODEL_PY), ("proj/train.py", TRAIN_PY), ("proj/README.md", "# demo\n")];
+
+    let (status, created) = upload(&running, "proj.zip", zip_archive(&files)).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["python_files"], 2, "{created}");
+    assert_eq!(created["files"], 3, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    let summary = common::http(running.addr, "GET", &format!("/api/projects/{id}"), None).await.unwrap();
+    assert_eq!(summary.status, 200);
+    let summary = summary.json();
+    assert_eq!(summary["name"], "proj.zip");
+    let paths: Vec<&str> = summary["python_paths"].as_array().unwrap().iter().filter_map(|p| p.as_str()).collect();
+    assert_eq!(paths, ["model.py", "train.py"], "the common top folder is stripped");
+
+    let (status, created) = upload(&running, "proj.tar.gz", tar_gz_archive(&files)).await;
+    assert_eq!((status, created["python_files"].as_u64()), (201, Some(2)), "{created}");
+
+    let (status, error) = upload(&running, "notes.zip", b"just some text, not an archive".to_vec()).await;
+    assert_eq!(status, 422, "{error}");
+    assert!(error["error"].as_str().unwrap().contains("not a zip"), "{error}");
+
+    let (status, error) = upload(&running, "broken.zip", zip_archive(&files)[..40].to_vec()).await;
+    assert_eq!(status, 422, "{error}");
+
+    let (status, error) = upload(&running, "big.zip", vec![b'P'; MAX_PROJECT_ARCHIVE_BYTES + 1]).await;
+    assert_eq!(status, 413, "{error}");
+    assert!(error["error"].as_str().unwrap().contains("20 MB"), "{error}");
+
+    let (status, error) = upload(&running, "empty.zip", Vec::new()).await;
+    assert_eq!(status, 400, "{error}");
+
+    let missing = common::http(running.addr, "GET", "/api/projects/nope", None).await.unwrap();
+    assert_eq!(missing.status, 404);
+    assert!(missing.json()["error"].as_str().unwrap().contains("upload the archive again"));
+    assert_eq!(running.state.projects.len(), 2);
+}
+
+async fn connect(running: &Running) -> Socket {
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/api/ws", running.addr))
+        .await
+        .unwrap();
+    send(
+        &mut socket,
+        &ClientMessage::Hello {
+            seq: 1,
+            protocol: PROTOCOL_VERSION,
+        },
+    )
+    .await;
+    assert!(matches!(message(&mut socket).await, ServerMessage::Welcome { .. }));
+    socket
+}
+
+async fn send(socket: &mut Socket, message: &ClientMessage) {
+    socket
+        .send(Message::Text(serde_json::to_string(message).unwrap().into()))
+        .await
+        .unwrap();
+}
+
+async fn message(socket: &mut Socket) -> ServerMessage {
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(120), socket.next())
+            .await
+            .expect("the server answers within 120 s");
+        match next {
+            Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).unwrap(),
+            Some(Ok(Message::Close(frame))) => panic!("closed: {frame:?}"),
+            Some(Ok(_)) => {}
+            other => panic!("the connection failed: {other:?}"),
+        }
+    }
+}
+
+fn nan_report() -> BugReport {
+    BugReport {
+        title: "Loss becomes NaN in logistic regression".into(),
+        description: "Plain numpy gradient descent; after a few steps the loss is nan.".into(),
+        observed: "step 2 loss nan\nRuntimeWarning: divide by zero encountered in log".into(),
+        expected: "The loss decreases and stays finite.".into(),
+        snippets: vec![
+            "import numpy as np\np = np.array([0.0, 0.5, 1.0])\ny = np.array([0.0, 1.0, 1.0])\nprint('loss', -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))\n".into(),
+        ],
+        ..BugReport::default()
+    }
+}
+
+/// Reads a job's `agent` events until its last one (or another end of the job).
+async fn agent_events(socket: &mut Socket, job: u64) -> Result<Vec<AgentEvent>, ServerMessage> {
+    let mut events = Vec::new();
+    loop {
+        match message(socket).await {
+            ServerMessage::Agent { job: j, event, .. } if j == job => {
+                let last = matches!(event, AgentEvent::Finished { .. } | AgentEvent::Failed { .. });
+                events.push(event);
+                if last {
+                    return Ok(events);
+                }
+            }
+            other => return Err(other),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_numpy_report_streams_from_started_to_finished() {
+    let (running, _dir) = server(None).await;
+    let (status, created) = upload(
+        &running,
+        "proj.zip",
+        zip_archive(&[("model.py", MODEL_PY), ("train.py", TRAIN_PY)]),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let mut socket = connect(&running).await;
+    let request = ReproRequest {
+        report: nan_report(),
+        project: created["id"].as_str().map(str::to_owned),
+        ablate: Vec::new(),
+    };
+    send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    let events = agent_events(&mut socket, 2).await.unwrap_or_else(|m| panic!("the job ended with {m:?}"));
+    assert!(matches!(events[0], AgentEvent::Started { .. }), "{:?}", events[0]);
+    let has = |f: fn(&AgentEvent) -> bool| events.iter().any(f);
+    assert!(has(|e| matches!(e, AgentEvent::Context { contexts, .. } if !contexts.is_empty())), "ranked contexts from the project");
+    assert!(has(|e| matches!(e, AgentEvent::Report { .. })));
+    assert!(has(|e| matches!(e, AgentEvent::AttemptStarted { attempt: 1, .. })));
+    assert!(has(|e| matches!(e, AgentEvent::Candidate { .. })));
+    assert!(has(|e| matches!(e, AgentEvent::Check { .. })));
+    match events.last().unwrap() {
+        AgentEvent::Finished { outcome } => {
+            let script = outcome.script.as_deref().expect("a final script");
+            assert!(script.contains("np.log"), "{script}");
+            assert!(outcome.attempts >= 1);
+        }
+        other => panic!("the run did not finish: {other:?}"),
+    }
+    // The transcript the browser stores is accepted by the share API.
+    let transcript = ReproTranscript {
+        report: nan_report(),
+        events: events.into_iter().filter(|e| !matches!(e, AgentEvent::Token { .. })).collect(),
+        script: None,
+    };
+    let body = serde_json::json!({"kind": "repro", "payload": transcript}).to_string();
+    let stored = common::http(running.addr, "POST", "/api/share", Some(&body)).await.unwrap();
+    assert_eq!(stored.status, 201, "{}", String::from_utf8_lossy(&stored.body));
+    assert_eq!(running.state.jobs.running(), 0);
+}
+
+#[tokio::test]
+async fn a_repro_job_can_be_cancelled() {
+    let (running, _dir) = server(None).await;
+    let mut socket = connect(&running).await;
+    let request = ReproRequest {
+        report: nan_report(),
+        ..ReproRequest::default()
+    };
+    send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::Agent {
+            job: 2,
+            event: AgentEvent::Started { .. },
+            ..
+        }
+    ));
+    let asked = std::time::Instant::now();
+    send(&mut socket, &ClientMessage::Cancel { seq: 3, job: 2 }).await;
+    loop {
+        match message(&mut socket).await {
+            ServerMessage::Agent { job: 2, event, .. } => {
+                assert!(!matches!(event, AgentEvent::Finished { .. }), "finished despite the cancel");
+            }
+            ServerMessage::Cancelled { job: 2, .. } => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(asked.elapsed() < Duration::from_secs(10), "{:?}", asked.elapsed());
+    // The slot is freed once the job's task ends.
+    for _ in 0..50 {
+        if running.state.jobs.running() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(running.state.jobs.running(), 0);
+}
+
+#[tokio::test]
+async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
+    let (running, _dir) = server(None).await;
+    let mut socket = connect(&running).await;
+    let refused = |m: ServerMessage| match m {
+        ServerMessage::Error {
+            job, code, message, ..
+        } => (job, code, message),
+        other => panic!("{other:?}"),
+    };
+
+    send(
+        &mut socket,
+        &ClientMessage::Repro {
+            seq: 2,
+            request: ReproRequest::default(),
+        },
+    )
+    .await;
+    let (job, code, text) = refused(message(&mut socket).await);
+    assert_eq!((job, code), (Some(2), ErrorCode::BadMessage));
+    assert!(text.contains("empty"), "{text}");
+
+    let request = ReproRequest {
+        report: BugReport {
+            observed: "x".repeat(MAX_REPORT_FIELD_BYTES + 10),
+            ..BugReport::default()
+        },
+        ..ReproRequest::default()
+    };
+    send(&mut socket, &ClientMessage::Repro { seq: 3, request }).await;
+    let (job, code, text) = refused(message(&mut socket).await);
+    assert_eq!((job, code), (Some(3), ErrorCode::TooLarge));
+    assert!(text.contains("observed behaviour"), "{text}");
+
+    let request = ReproRequest {
+        report: nan_report(),
+        project: Some("expired".into()),
+        ablate: Vec::new(),
+    };
+    send(&mut socket, &ClientMessage::Repro { seq: 4, request }).await;
+    let (job, code, text) = refused(message(&mut socket).await);
+    assert_eq!((job, code), (Some(4), ErrorCode::BadMessage));
+    assert!(text.contains("upload the archive again"), "{text}");
+
+    send(&mut socket, &ClientMessage::Ping { seq: 5 }).await;
+    assert!(matches!(message(&mut socket).await, ServerMessage::Pong { reply_to: 5, .. }));
+    assert_eq!(running.state.jobs.running(), 0);
+}
+
+#[tokio::test]
+async fn stored_reproductions_open_the_reproduction_page() {
+    let site = tempfile::tempdir().unwrap();
+    std::fs::write(site.path().join("index.html"), "<html>the playground</html>").unwrap();
+    std::fs::create_dir(site.path().join("repro")).unwrap();
+    std::fs::write(site.path().join("repro/index.html"), "<html>the reproduction page</html>").unwrap();
+    let (running, _dir) = server(Some(site.path().to_owned())).await;
+    let get = |path: String| {
+        let addr = running.addr;
+        async move { common::http(addr, "GET", &path, None).await.unwrap() }
+    };
+    let share = |kind: &str, payload: serde_json::Value| {
+        let body = serde_json::json!({"kind": kind, "payload": payload}).to_string();
+        let addr = running.addr;
+        async move {
+            let reply = common::http(addr, "POST", "/api/share", Some(&body)).await.unwrap();
+            assert_eq!(reply.status, 201);
+            reply.json()["id"].as_str().unwrap().to_owned()
+        }
+    };
+    let transcript = ReproTranscript {
+        report: nan_report(),
+        events: vec![AgentEvent::Failed {
+            message: "stopped".into(),
+        }],
+        script: Some("print(1)\n".into()),
+    };
+    let repro = share("repro", serde_json::to_value(&transcript).unwrap()).await;
+    let playground = share("playground", serde_json::json!({"code": "x = 1"})).await;
+
+    let page = get(format!("/s/{repro}")).await;
+    assert_eq!(page.status, 200);
+    assert!(String::from_utf8_lossy(&page.body).contains("reproduction page"));
+    let page = get(format!("/s/{playground}")).await;
+    assert!(String::from_utf8_lossy(&page.body).contains("the playground"));
+    let page = get("/s/unknown".into()).await;
+    assert!(String::from_utf8_lossy(&page.body).contains("the playground"), "the playground explains bad links");
+    let page = get("/repro/".into()).await;
+    assert_eq!(page.status, 200);
+    assert!(String::from_utf8_lossy(&page.body).contains("reproduction page"));
+    assert_eq!(page.header("cache-control"), Some("no-cache"));
+    let redirect = get("/repro".into()).await;
+    assert_eq!((redirect.status, redirect.header("location")), (308, Some("/repro/")));
+}

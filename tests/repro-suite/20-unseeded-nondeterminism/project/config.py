@@ -1,0 +1,4 @@
+SEED = 42
+HIDDEN = 16
+EPOCHS = 30
+LR = 0.5
