@@ -5,7 +5,6 @@ use std::rc::Rc;
 
 use futures::StreamExt;
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
-use gloo_net::http::Request;
 use replayground_shared::protocol::{
     ClientMessage, NeuralCapability, PROTOCOL_VERSION, PredictRequest, Prediction, TraceAssembler,
     TraceRequest as ProtocolTraceRequest,
@@ -53,21 +52,69 @@ pub enum RunError {
 
 /// Runs `code` with `stdin` under the server's tracer and indexes the trace for stepping.
 pub async fn run_program(code: &str, stdin: &str) -> Result<StateTree, RunError> {
-    let response = Request::post(TRACE_URL)
-        .json(&TraceRequest { code, stdin })
-        .map_err(|e| RunError::Unreadable(e.to_string()))?
-        .send()
+    let body = serde_json::to_string(&TraceRequest { code, stdin }).map_err(|e| RunError::Unreadable(e.to_string()))?;
+    let reply = fetch_text("POST", TRACE_URL, Some(&body))
         .await
-        .map_err(|e| RunError::Network(e.to_string()))?;
-    if !response.ok() {
-        let status = format!("{} {}", response.status(), response.status_text())
-            .trim()
-            .to_owned();
-        let body = response.text().await.unwrap_or_default();
-        return Err(error_from_body(&status, &body));
+        .map_err(RunError::Network)?;
+    if !reply.ok {
+        return Err(error_from_body(&reply.status_line(), &reply.body));
     }
-    let trace: Trace = response.json().await.map_err(|e| RunError::Unreadable(e.to_string()))?;
+    let trace: Trace = serde_json::from_str(&reply.body).map_err(|e| RunError::Unreadable(e.to_string()))?;
     Ok(StateTree::new(trace)?)
+}
+
+/// A finished HTTP exchange as the page reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpReply {
+    /// A 2xx status.
+    pub ok: bool,
+    pub status: u16,
+    pub status_text: String,
+    pub body: String,
+}
+
+impl HttpReply {
+    /// `404 Not Found` (just `404` where the browser gives no text).
+    pub fn status_line(&self) -> String {
+        format!("{} {}", self.status, self.status_text).trim().to_owned()
+    }
+}
+
+/// `fetch` with an optional JSON body, read as text. The page's own small client: gloo-net's
+/// builder, error types and `serde_json::Value` cost the wasm bundle more than this.
+/// The error is the browser's reason (`TypeError: Failed to fetch`).
+pub async fn fetch_text(method: &str, url: &str, json: Option<&str>) -> Result<HttpReply, String> {
+    use wasm_bindgen_futures::JsFuture;
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    if let Some(json) = json {
+        let headers = web_sys::Headers::new().map_err(js_reason)?;
+        headers.set("content-type", "application/json").map_err(js_reason)?;
+        init.set_headers(&headers);
+        init.set_body(&wasm_bindgen::JsValue::from_str(json));
+    }
+    let window = web_sys::window().ok_or_else(|| "the page has no window".to_owned())?;
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(js_reason)?
+        .unchecked_into();
+    let text = JsFuture::from(response.text().map_err(js_reason)?)
+        .await
+        .map_err(js_reason)?;
+    Ok(HttpReply {
+        ok: response.ok(),
+        status: response.status(),
+        status_text: response.status_text(),
+        body: text.as_string().unwrap_or_default(),
+    })
+}
+
+/// A rejected promise's reason as `Name: message`.
+fn js_reason(error: wasm_bindgen::JsValue) -> String {
+    match error.dyn_ref::<js_sys::Error>() {
+        Some(e) => format!("{}: {}", String::from(e.name()), String::from(e.message())),
+        None => error.as_string().unwrap_or_else(|| "the browser gave no reason".to_owned()),
+    }
 }
 
 /// Where the page streams traces (same origin as the page, `ws:` or `wss:`).

@@ -14,7 +14,8 @@ use wasm_bindgen::JsCast;
 
 use crate::state_tree_view::StateTreeView;
 use crate::stop_view::{StopView, function_label};
-use crate::values::{ObjectTags, changed_names, value_view};
+use crate::syntax::push_escaped;
+use crate::values::{ObjectTags, changed_names, push_value_html, toggle_expanded};
 
 /// One traced run: the code as it was run (the editor may change since) and its state tree.
 #[derive(Debug)]
@@ -371,12 +372,15 @@ pub fn DebuggerPanel(
                         <p class="empty">"No frames: the program is not running."</p>
                     </Show>
                 </section>
-                <section class="inspector vars" aria-labelledby="vars-heading">
-                    {move || {
-                        let session = Arc::clone(&vars_session);
-                        variables_view(&session, stop.get(), previous.get(), inspected.get(), expanded)
-                    }}
-                </section>
+                <section
+                    class="inspector vars"
+                    aria-labelledby="vars-heading"
+                    inner_html=move || {
+                        let (stop, previous, inspected) = (stop.get(), previous.get(), inspected.get());
+                        expanded.with_untracked(|expanded| variables_html(&vars_session, stop, previous, inspected, expanded))
+                    }
+                    on:click=move |ev| expanded.update_untracked(|e| toggle_expanded(&ev, e))
+                ></section>
                 <section class="inspector output" aria-labelledby="output-heading">
                     <h3 id="output-heading">"Output so far"</h3>
                     <pre class="stdout" data-testid="stdout">{move || at_stop.with(|v| v.stdout.clone())}</pre>
@@ -403,38 +407,39 @@ pub fn DebuggerPanel(
 }
 
 /// The variables of the inspected frame (the innermost one unless another was picked),
-/// values changed by the last move highlighted.
-fn variables_view(
+/// values changed by the last move highlighted, as HTML (see [`push_value_html`]).
+#[allow(clippy::implicit_hasher)] // the page's own set, default hasher
+pub fn variables_html(
     session: &Session,
     stop: Stop,
     previous: Option<Stop>,
     inspected: Option<u32>,
-    expanded: RwSignal<HashSet<String>>,
-) -> AnyView {
+    expanded: &HashSet<String>,
+) -> String {
     let tree = &session.tree;
     let trace = tree.trace();
     let Stop::Event(index) = stop else {
-        return view! {
-            <h3 id="vars-heading">"Variables"</h3>
-            <p class="empty">"The program has ended."</p>
-        }
-        .into_any();
+        return r#"<h3 id="vars-heading">Variables</h3><p class="empty">The program has ended.</p>"#.to_owned();
     };
     let stack = crate::stop_view::call_stack(tree, index);
     let entry = inspected
         .and_then(|a| stack.iter().find(|e| e.activation == a))
-        .or(stack.last())
-        .cloned();
+        .or(stack.last());
     let Some(entry) = entry else {
-        return view! { <h3 id="vars-heading">"Variables"</h3> }.into_any();
+        return r#"<h3 id="vars-heading">Variables</h3>"#.to_owned();
     };
     let event = &trace.events[entry.event];
     let depth = tree.activations()[entry.activation as usize].depth;
-    let title = if depth == 0 {
-        "Globals".to_owned()
+    let mut out = String::from(r#"<h3 id="vars-heading">"#);
+    if depth == 0 {
+        out.push_str("Globals");
     } else {
-        format!("Locals of {}", function_label(&entry.function))
-    };
+        out.push_str("Locals of ");
+        push_escaped(&mut out, &function_label(&entry.function));
+    }
+    out.push_str(
+        r#"</h3><table class="variables" data-testid="variables"><thead><tr><th scope="col">Name</th><th scope="col">Value</th></tr></thead><tbody>"#,
+    );
     let bindings: Vec<_> = event
         .locals
         .iter()
@@ -448,44 +453,25 @@ fn variables_view(
         .map(|p| changed_names(trace, &bindings, &trace.events[p].locals))
         .unwrap_or_default();
     let tags = ObjectTags::of(trace, &bindings);
-    let frame_key = entry.activation;
-    let rows = bindings
-        .iter()
-        .map(|binding| {
-            let is_changed = changed.contains(&binding.name);
-            let value = value_view(
-                trace,
-                binding.value,
-                &tags,
-                &format!("{frame_key}/{}", binding.name),
-                expanded,
-            );
-            view! {
-                <tr class:changed=is_changed>
-                    <th scope="row">
-                        <code>{binding.name.clone()}</code>
-                        {is_changed.then(|| view! { <span class="changed-mark" title="Changed by the last step">"●"</span> })}
-                    </th>
-                    <td>{value}</td>
-                </tr>
-            }
-        })
-        .collect_view();
-    let empty = bindings.is_empty();
-    view! {
-        <h3 id="vars-heading">{title}</h3>
-        <table class="variables" data-testid="variables">
-            <thead>
-                <tr>
-                    <th scope="col">"Name"</th>
-                    <th scope="col">"Value"</th>
-                </tr>
-            </thead>
-            <tbody>{rows}</tbody>
-        </table>
-        {empty.then(|| view! { <p class="empty">"No variables at this stop."</p> })}
+    for binding in &bindings {
+        let is_changed = changed.contains(&binding.name);
+        out.push_str(if is_changed { r#"<tr class="changed">"# } else { "<tr>" });
+        out.push_str(r#"<th scope="row"><code>"#);
+        push_escaped(&mut out, &binding.name);
+        out.push_str("</code>");
+        if is_changed {
+            out.push_str(r#"<span class="changed-mark" title="Changed by the last step">●</span>"#);
+        }
+        out.push_str("</th><td>");
+        let path = format!("{}/{}", entry.activation, binding.name);
+        push_value_html(&mut out, trace, binding.value, &tags, &path, expanded);
+        out.push_str("</td></tr>");
     }
-    .into_any()
+    out.push_str("</tbody></table>");
+    if bindings.is_empty() {
+        out.push_str(r#"<p class="empty">No variables at this stop.</p>"#);
+    }
+    out
 }
 
 /// Finished and `sys.exit(0)` are normal ends; everything else deserves attention.

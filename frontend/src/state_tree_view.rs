@@ -3,6 +3,7 @@
 //! 100,000-event run scrolls and steps as smoothly as a small one.
 
 use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use leptos::html::Div;
@@ -10,14 +11,17 @@ use leptos::prelude::*;
 use replayground_shared::state_tree::TreeChild;
 use replayground_shared::trace::cut_repr;
 use replayground_shared::{EventKind, StateTree, Stop};
+use wasm_bindgen::JsCast;
 
 use crate::debugger::Session;
 use crate::stop_view::function_label;
+use crate::syntax::push_escaped;
 
-/// Height of one row in pixels (matches `.tree-row` in style.css).
-pub const ROW_PX: f64 = 24.0;
+/// Height of one row in pixels (matches `.tree-row` in style.css). Whole pixels: the
+/// styles are written with integer formatting (float formatting costs ~14 KB of wasm).
+pub const ROW_PX: i32 = 24;
 /// Height of the scrolling box in pixels.
-pub const VIEW_PX: f64 = 264.0;
+pub const VIEW_PX: i32 = 264;
 /// Rows rendered above and below the visible ones, so fast scrolling shows no gaps.
 const OVERSCAN: usize = 8;
 
@@ -77,23 +81,98 @@ pub fn activation_label(tree: &StateTree, activation: u32) -> String {
     label
 }
 
+/// What the rows in view look like at a stop.
+#[derive(Debug, Clone, Copy)]
+pub struct RowMarks<'a> {
+    /// The current activation's row (or its nearest shown ancestor's).
+    pub current: Option<u32>,
+    /// Activations on the call stack.
+    pub on_stack: &'a HashSet<u32>,
+    pub collapsed: &'a HashSet<u32>,
+    /// Per activation: whether it called anything (it gets a twisty).
+    pub has_children: &'a [bool],
+}
+
+/// The rows `shown` as HTML (written as a string: a Leptos view per row costs ~25 KB of
+/// wasm). Buttons carry `data-toggle` / `data-jump` for the tree's one click handler.
+pub fn rows_html(tree: &StateTree, shown: &[u32], marks: RowMarks<'_>) -> String {
+    let mut out = String::with_capacity(shown.len() * 256);
+    for &activation in shown {
+        let a = &tree.activations()[activation as usize];
+        let label = activation_label(tree, activation);
+        let is_current = marks.current == Some(activation);
+        let class = if is_current {
+            "tree-row current"
+        } else if marks.on_stack.contains(&activation) {
+            "tree-row on-stack"
+        } else {
+            "tree-row"
+        };
+        let _ = write!(
+            out,
+            r#"<div class="{class}" role="treeitem" aria-level="{}""#,
+            a.depth + 1
+        );
+        let expandable = marks.has_children[activation as usize];
+        let collapsed = marks.collapsed.contains(&activation);
+        if expandable {
+            let _ = write!(out, r#" aria-expanded="{}""#, !collapsed);
+        }
+        if is_current {
+            out.push_str(r#" aria-current="step""#);
+        }
+        let _ = write!(out, r#" style="padding-left: {}px">"#, 4 + a.depth.min(40) * 14);
+        if expandable {
+            let _ = write!(
+                out,
+                r#"<button type="button" class="twisty" data-toggle="{activation}" aria-label="Collapse or expand "#
+            );
+            push_escaped(&mut out, &label);
+            out.push_str(if collapsed { "\">▸</button>" } else { "\">▾</button>" });
+        } else {
+            out.push_str(r#"<span class="twisty" aria-hidden="true"></span>"#);
+        }
+        let start = a.start + 1;
+        let _ = write!(
+            out,
+            r#"<button type="button" class="node" data-jump="{}" title="Jump to the call (event {start})">"#,
+            a.start
+        );
+        push_escaped(&mut out, &label);
+        let _ = write!(out, r#"</button><span class="events">{start}–"#);
+        if let Some(end) = a.end {
+            let _ = write!(out, "{}", end + 1);
+        }
+        out.push_str("</span></div>");
+    }
+    out
+}
+
+/// The value of `attribute` on the nearest element at or above the event's target.
+pub fn data_of(ev: &web_sys::Event, attribute: &str) -> Option<String> {
+    let target = ev.target()?.dyn_into::<web_sys::Element>().ok()?;
+    target
+        .closest(&format!("[{attribute}]"))
+        .ok()
+        .flatten()?
+        .get_attribute(attribute)
+}
+
 #[allow(clippy::needless_pass_by_value)] // Leptos hands props over by value.
 #[component]
 pub fn StateTreeView(session: Arc<Session>, stop: RwSignal<Stop>, on_jump: Callback<u32>) -> impl IntoView {
-    let has_children: Arc<Vec<bool>> = Arc::new(
-        session
-            .tree
-            .activations()
-            .iter()
-            .map(|a| a.children.iter().any(|c| matches!(c, TreeChild::Activation(_))))
-            .collect(),
-    );
+    let has_children: Vec<bool> = session
+        .tree
+        .activations()
+        .iter()
+        .map(|a| a.children.iter().any(|c| matches!(c, TreeChild::Activation(_))))
+        .collect();
     let collapsed = RwSignal::new(HashSet::<u32>::new());
     let rows = {
         let session = Arc::clone(&session);
         Memo::new(move |_| Arc::new(collapsed.with(|c| visible_rows(&session.tree, c))))
     };
-    let scroll_top = RwSignal::new(0.0_f64);
+    let scroll_top = RwSignal::new(0_i32);
     let scroller = NodeRef::<Div>::new();
     // The row of the current activation (or of its nearest shown ancestor).
     let current = {
@@ -103,94 +182,61 @@ pub fn StateTreeView(session: Arc<Session>, stop: RwSignal<Stop>, on_jump: Callb
             rows.with(|rows| visible_ancestor(&session.tree, rows, activation))
         })
     };
-    let on_stack = {
-        let session = Arc::clone(&session);
-        Memo::new(move |_| {
-            stop.get()
-                .event()
-                .map(|e| session.tree.call_stack(e).into_iter().collect::<HashSet<u32>>())
-                .unwrap_or_default()
-        })
-    };
     // Keep the current row in view while stepping.
     Effect::new(move |_| {
         let Some((index, _)) = current.get() else { return };
         let Some(element) = scroller.get() else { return };
-        let top = index as f64 * ROW_PX;
-        let seen = f64::from(element.scroll_top());
+        let top = index as i32 * ROW_PX;
+        let seen = element.scroll_top();
         if top < seen || top + ROW_PX > seen + VIEW_PX {
-            let target = (top - VIEW_PX / 2.0).max(0.0);
-            element.set_scroll_top(target as i32);
+            let target = (top - VIEW_PX / 2).max(0);
+            element.set_scroll_top(target);
             scroll_top.set(target);
         }
     });
 
-    let window = move || {
-        let first = ((scroll_top.get() / ROW_PX) as usize).saturating_sub(OVERSCAN);
+    // The rows in view; the whole window is rewritten when the stop, the scroll position or
+    // a collapse changes it (about 30 rows).
+    let window_html = move || {
+        let first = (scroll_top.get().max(0) / ROW_PX) as usize;
+        let first = first.saturating_sub(OVERSCAN);
         let count = (VIEW_PX / ROW_PX) as usize + 2 * OVERSCAN + 1;
-        rows.with(|rows| {
-            let end = (first + count).min(rows.len());
-            (first.min(end), rows[first.min(end)..end].to_vec())
-        })
-    };
-
-    let row_view = move |activation: u32| {
         let tree = &session.tree;
-        let a = &tree.activations()[activation as usize];
-        let label = activation_label(tree, activation);
-        let expandable = has_children[activation as usize];
-        let start = a.start as u32;
-        let events = match a.end {
-            Some(end) => format!("{}–{}", a.start + 1, end + 1),
-            None => format!("{}–", a.start + 1),
-        };
-        let is_collapsed = move || collapsed.with(|c| c.contains(&activation));
-        let class = move || {
-            let mut class = "tree-row".to_owned();
-            if current.get().is_some_and(|(_, a)| a == activation) {
-                class.push_str(" current");
-            } else if on_stack.with(|s| s.contains(&activation)) {
-                class.push_str(" on-stack");
-            }
-            class
-        };
-        let toggle_label = format!("Collapse or expand {label}");
-        view! {
-            <div
-                class=class
-                role="treeitem"
-                attr:aria-level=(a.depth + 1).to_string()
-                aria-expanded=move || expandable.then(|| (!is_collapsed()).to_string())
-                aria-current=move || current.get().is_some_and(|(_, a)| a == activation).then_some("step")
-                style=format!("padding-left: {}px", 4 + a.depth.min(40) * 14)
-            >
-                {if expandable {
-                    view! {
-                        <button
-                            type="button"
-                            class="twisty"
-                            aria-label=toggle_label
-                            on:click=move |_| {
-                                collapsed.update(|c| if !c.remove(&activation) { c.insert(activation); });
-                            }
-                        >
-                            {move || if is_collapsed() { "▸" } else { "▾" }}
-                        </button>
-                    }
-                        .into_any()
-                } else {
-                    view! { <span class="twisty" aria-hidden="true"></span> }.into_any()
-                }}
-                <button
-                    type="button"
-                    class="node"
-                    title=format!("Jump to the call (event {})", start + 1)
-                    on:click=move |_| on_jump.run(start)
-                >
-                    {label}
-                </button>
-                <span class="events">{events}</span>
-            </div>
+        let on_stack: HashSet<u32> = stop
+            .get()
+            .event()
+            .map(|e| tree.call_stack(e).into_iter().collect())
+            .unwrap_or_default();
+        let current = current.get().map(|(_, a)| a);
+        let (first, html) = rows.with(|rows| {
+            let end = (first + count).min(rows.len());
+            let first = first.min(end);
+            let html = collapsed.with(|collapsed| {
+                let marks = RowMarks {
+                    current,
+                    on_stack: &on_stack,
+                    collapsed,
+                    has_children: &has_children,
+                };
+                rows_html(tree, &rows[first..end], marks)
+            });
+            (first, html)
+        });
+        (first, html)
+    };
+    let window = Memo::new(move |_| window_html());
+
+    let on_click = move |ev: web_sys::MouseEvent| {
+        if let Some(activation) = data_of(&ev, "data-toggle").and_then(|a| a.parse::<u32>().ok()) {
+            collapsed.update(|c| {
+                if !c.remove(&activation) {
+                    c.insert(activation);
+                }
+            });
+            refocus(scroller, format!(r#"[data-toggle="{activation}"]"#));
+        } else if let Some(start) = data_of(&ev, "data-jump").and_then(|s| s.parse::<u32>().ok()) {
+            on_jump.run(start);
+            refocus(scroller, format!(r#"[data-jump="{start}"]"#));
         }
     };
 
@@ -204,21 +250,32 @@ pub fn StateTreeView(session: Arc<Session>, stop: RwSignal<Stop>, on_jump: Callb
             style=format!("height: {VIEW_PX}px")
             on:scroll=move |_| {
                 if let Some(element) = scroller.get_untracked() {
-                    scroll_top.set(f64::from(element.scroll_top()));
+                    scroll_top.set(element.scroll_top());
                 }
             }
+            on:click=on_click
         >
-            <div class="tree-space" style=move || format!("height: {}px", rows.with(|r| r.len()) as f64 * ROW_PX)>
-                {move || {
-                    let (first, shown) = window();
-                    let row_view = row_view.clone();
-                    view! {
-                        <div class="tree-window" style=format!("transform: translateY({}px)", first as f64 * ROW_PX)>
-                            {shown.into_iter().map(row_view).collect_view()}
-                        </div>
-                    }
-                }}
+            <div class="tree-space" style=move || format!("height: {}px", rows.with(|r| r.len()) as i64 * i64::from(ROW_PX))>
+                <div
+                    class="tree-window"
+                    style=move || format!("transform: translateY({}px)", window.with(|w| w.0) as i64 * i64::from(ROW_PX))
+                    inner_html=move || window.with(|w| w.1.clone())
+                ></div>
             </div>
         </div>
     }
+}
+
+/// Rewriting the rows drops the focus of the button just pressed: put it back on the same
+/// row's button once the rows are redrawn, so keyboard users stay in the tree.
+fn refocus(scroller: NodeRef<Div>, selector: String) {
+    request_animation_frame(move || {
+        let button = scroller
+            .get_untracked()
+            .and_then(|tree| tree.query_selector(&selector).ok().flatten())
+            .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok());
+        if let Some(button) = button {
+            let _ = button.focus();
+        }
+    });
 }

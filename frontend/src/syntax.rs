@@ -668,7 +668,8 @@ fn is_called(node: Node<'_>) -> bool {
         .is_some_and(|p| p.kind() == "call" && p.child_by_field_name("function") == Some(callee))
 }
 
-fn push_escaped(out: &mut String, text: &str) {
+/// Appends `text` escaped for HTML text and double-quoted attribute values.
+pub fn push_escaped(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '<' => out.push_str("&lt;"),

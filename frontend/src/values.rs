@@ -2,10 +2,12 @@
 //! each container tagged by its object so that aliases are visibly the same object.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 
-use leptos::prelude::*;
 use replayground_shared::trace::{Binding, Shape};
 use replayground_shared::{Trace, ValueId};
+
+use crate::syntax::push_escaped;
 
 /// Reprs longer than this are cut in the one-line summaries.
 const SUMMARY_CHARS: usize = 120;
@@ -67,46 +69,54 @@ fn cut(text: &str, max: usize) -> String {
     replayground_shared::trace::cut_repr(text, max)
 }
 
-fn tag_view(tags: &ObjectTags, object_id: u64) -> Option<AnyView> {
-    let (n, shared) = tags.tag(object_id)?;
-    let class = if shared { "obj-tag shared" } else { "obj-tag" };
-    let title = if shared {
-        format!("Object #{n}: the same object appears more than once here (id {object_id})")
-    } else {
-        format!("Object #{n} (id {object_id})")
+/// The object tag of a container, if it has one.
+fn push_tag(out: &mut String, tags: &ObjectTags, object_id: u64) {
+    let Some((n, shared)) = tags.tag(object_id) else {
+        return;
     };
-    Some(
-        view! {
-            <span class=class style=format!("--tag-hue: {}", (n * 67) % 360) title=title>
-                {format!("#{n}")}
-            </span>
-        }
-        .into_any(),
-    )
+    let (class, title) = if shared {
+        (
+            "obj-tag shared",
+            "the same object appears more than once here (id ",
+        )
+    } else {
+        ("obj-tag", "(id ")
+    };
+    let _ = write!(
+        out,
+        r#"<span class="{class}" style="--tag-hue: {}" title="Object #{n}: {title}{object_id})">#{n}</span>"#,
+        (n * 67) % 360
+    );
 }
 
-/// One value: a scalar as its repr, a container as a `<details>` listing its parts.
-/// `path` names the value for keeping it open across steps.
-#[allow(clippy::implicit_hasher)] // the signal's set is the page's own, default hasher
-pub fn value_view(
+/// One value as HTML: a scalar as its repr, a container as a `<details>` listing its parts.
+/// `path` names the value for keeping it open across steps (its `<summary>` carries it as
+/// `data-path`; see [`toggle_expanded`]). Written as a string rather than a Leptos view per
+/// value: the recursive view cost ~20 KB of wasm.
+#[allow(clippy::implicit_hasher)] // the page's own set, default hasher
+pub fn push_value_html(
+    out: &mut String,
     trace: &Trace,
     id: ValueId,
     tags: &ObjectTags,
     path: &str,
-    expanded: RwSignal<HashSet<String>>,
-) -> AnyView {
+    expanded: &HashSet<String>,
+) {
     let value = trace.value(id);
-    let type_class = format!(
-        "val type-{}",
-        value.type_name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    );
+    let type_class: String = value
+        .type_name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
     let (children, truncated): (Vec<(String, ValueId)>, bool) = match &value.shape {
         Shape::Scalar | Shape::Elided => {
-            return view! {
-                <code class=type_class title=value.type_name.clone()>{cut(&value.repr, SUMMARY_CHARS)}</code>
-                {tag_view(tags, value.object_id)}
-            }
-            .into_any();
+            let _ = write!(out, r#"<code class="val type-{type_class}" title=""#);
+            push_escaped(out, &value.type_name);
+            out.push_str("\">");
+            push_escaped(out, &cut(&value.repr, SUMMARY_CHARS));
+            out.push_str("</code>");
+            push_tag(out, tags, value.object_id);
+            return;
         }
         Shape::List { items, truncated } | Shape::Tuple { items, truncated } | Shape::Set { items, truncated } => (
             items.iter().enumerate().map(|(i, &v)| (i.to_string(), v)).collect(),
@@ -124,40 +134,105 @@ pub fn value_view(
             *truncated,
         ),
     };
-    let open = expanded.with_untracked(|e| e.contains(path));
-    let count = if truncated {
-        format!("{}+ items", children.len())
-    } else {
-        format!("{} item{}", children.len(), if children.len() == 1 { "" } else { "s" })
-    };
-    let toggle_path = path.to_owned();
-    let rows = children
-        .into_iter()
-        .map(|(key, child)| {
-            let child_path = format!("{path}/{key}");
-            view! {
-                <li>
-                    <span class="key">{key}</span>
-                    {value_view(trace, child, tags, &child_path, expanded)}
-                </li>
-            }
-        })
-        .collect_view();
-    view! {
-        <details class="value-tree" open=open>
-            <summary on:click=move |_| {
-                let path = toggle_path.clone();
-                expanded.update(|e| if !e.remove(&path) { e.insert(path); });
-            }>
-                <span class="type-name">{value.type_name.clone()}</span>
-                {tag_view(tags, value.object_id)}
-                " "
-                <code class=type_class>{cut(&value.repr, SUMMARY_CHARS)}</code>
-                <span class="count">{count}</span>
-            </summary>
-            <ul class="value-children">{rows}</ul>
-            {truncated.then(|| view! { <p class="empty">"(more items were not recorded)"</p> })}
-        </details>
+    out.push_str(r#"<details class="value-tree""#);
+    if expanded.contains(path) {
+        out.push_str(" open");
     }
-    .into_any()
+    out.push_str(r#"><summary data-path=""#);
+    push_escaped(out, path);
+    out.push_str(r#""><span class="type-name">"#);
+    push_escaped(out, &value.type_name);
+    out.push_str("</span>");
+    push_tag(out, tags, value.object_id);
+    let _ = write!(out, r#" <code class="val type-{type_class}">"#);
+    push_escaped(out, &cut(&value.repr, SUMMARY_CHARS));
+    let plural = if children.len() == 1 { "" } else { "s" };
+    let more = if truncated { "+" } else { "" };
+    let _ = write!(
+        out,
+        r#"</code><span class="count">{}{more} item{}</span></summary><ul class="value-children">"#,
+        children.len(),
+        if truncated { "s" } else { plural }
+    );
+    for (key, child) in children {
+        out.push_str(r#"<li><span class="key">"#);
+        push_escaped(out, &key);
+        out.push_str("</span>");
+        push_value_html(out, trace, child, tags, &format!("{path}/{key}"), expanded);
+        out.push_str("</li>");
+    }
+    out.push_str("</ul>");
+    if truncated {
+        out.push_str(r#"<p class="empty">(more items were not recorded)</p>"#);
+    }
+    out.push_str("</details>");
+}
+
+/// A click in the variables: a `<summary>` toggles its value's path in `expanded`, so that
+/// the value stays open (or closed) across steps. The browser opens the `<details>` itself.
+#[allow(clippy::implicit_hasher)] // the page's own set, default hasher
+pub fn toggle_expanded(ev: &web_sys::Event, expanded: &mut HashSet<String>) {
+    if let Some(path) = crate::state_tree_view::data_of(ev, "data-path")
+        && !expanded.remove(&path)
+    {
+        expanded.insert(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use replayground_shared::trace::{Outcome, Value};
+
+    fn value(repr: &str, type_name: &str, object_id: u64, shape: Shape) -> Value {
+        Value {
+            repr: repr.into(),
+            type_name: type_name.into(),
+            object_id,
+            shape,
+        }
+    }
+
+    #[test]
+    fn values_render_as_escaped_html_with_shared_tags() {
+        let mut trace = Trace::empty(Outcome::Finished);
+        trace.values = vec![
+            value("1", "int", 10, Shape::Scalar),
+            value("'<b>'", "str", 11, Shape::Scalar),
+            value(
+                "[1, '<b>']",
+                "list",
+                12,
+                Shape::List {
+                    items: vec![0, 1],
+                    truncated: false,
+                },
+            ),
+        ];
+        let bindings = vec![
+            Binding {
+                name: "a".into(),
+                value: 2,
+            },
+            Binding {
+                name: "b".into(),
+                value: 2,
+            },
+        ];
+        let tags = ObjectTags::of(&trace, &bindings);
+        let mut html = String::new();
+        push_value_html(&mut html, &trace, 2, &tags, "0/a", &HashSet::new());
+        assert!(html.starts_with(r#"<details class="value-tree"><summary data-path="0/a">"#), "{html}");
+        assert!(html.contains(r#"<span class="obj-tag shared" style="--tag-hue: 67""#), "{html}");
+        assert!(html.contains(r#"<code class="val type-list">[1, '&lt;b&gt;']</code>"#), "{html}");
+        assert!(html.contains(r#"<span class="count">2 items</span>"#), "{html}");
+        assert!(html.contains(r#"<li><span class="key">1</span><code class="val type-str" title="str">'&lt;b&gt;'</code></li>"#), "{html}");
+        let open = {
+            let mut html = String::new();
+            let expanded = HashSet::from(["0/a".to_owned()]);
+            push_value_html(&mut html, &trace, 2, &tags, "0/a", &expanded);
+            html
+        };
+        assert!(open.starts_with(r#"<details class="value-tree" open>"#), "{open}");
+    }
 }

@@ -125,7 +125,7 @@ pub enum Command {
     /// Step through a program with debugger actions; prints one JSON state per stop.
     Debug(DebugArgs),
     /// Serve the playground and its HTTP API.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Print the stops of debugger actions in the neural debugger's trace language
     /// (docs/trace-language.md).
     Serialize(SerializeArgs),
@@ -138,6 +138,8 @@ pub enum Command {
     Predict(neural::commands::PredictArgs),
     /// Evaluate a model (`--suite next-state|cruxeval-o|cruxeval-i`) against baselines; prints JSON.
     Eval(neural::commands::EvalArgs),
+    /// Redraw a training run's loss curve (DIR/loss.png from DIR/loss.csv).
+    PlotLoss(neural::commands::PlotLossArgs),
     /// Reproduce a bug report (RepGen): restructure, plan, generate and check candidate
     /// scripts in the sandbox; streams progress (or JSON lines) and writes the final script.
     Repro(crate::repro::agent::ReproArgs),
@@ -251,7 +253,12 @@ pub struct ServeArgs {
     pub trace_chunk_events: usize,
     /// The neural debugger's model (config.json, tokenizer.json, *.safetensors); default:
     /// the bundled models/neural-debugger-tiny when the server starts in a checkout.
-    #[arg(long, env = "REPLAYGROUND_MODEL_DIR", value_name = "DIR", conflicts_with = "no_model")]
+    #[arg(
+        long,
+        env = "REPLAYGROUND_MODEL_DIR",
+        value_name = "DIR",
+        conflicts_with = "no_model"
+    )]
     pub model_dir: Option<PathBuf>,
     /// Serve without the neural debugger (neural mode off).
     #[arg(long, env = "REPLAYGROUND_NO_MODEL")]
@@ -266,8 +273,12 @@ pub struct ServeArgs {
     pub reranker: Option<PathBuf>,
     /// The sentence-embedding model (all-MiniLM-L6-v2 folder); default: the one
     /// `cargo xtask setup` installs, when present; without one the agent ranks by BM25 only.
-    #[arg(long, env = "REPLAYGROUND_EMBEDDINGS", value_name = "DIR")]
+    #[arg(long, env = "REPLAYGROUND_EMBEDDINGS", value_name = "DIR", conflicts_with = "no_embeddings")]
     pub embeddings: Option<PathBuf>,
+    /// Serve the reproduction agent without the embedding model (BM25 ranking, word-overlap
+    /// relevance): for small machines and debug builds, where embedding is slow.
+    #[arg(long, env = "REPLAYGROUND_NO_EMBEDDINGS")]
+    pub no_embeddings: bool,
 }
 
 impl ServeArgs {
@@ -353,8 +364,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tokio::task::spawn_blocking(move || neural::commands::predict(&args, &tree, &code)).await?
         }
         Command::Eval(args) => neural::commands::eval(args, cli.options.sandbox()?, &cli.options.python).await,
-        Command::BenchRepro(args) => crate::repro::bench::command(&args, cli.options.sandbox()?, &cli.options.python).await,
-        Command::Repro(args) => crate::repro::agent::command(&args, cli.options.sandbox()?, cli.options.python.clone()).await,
+        Command::PlotLoss(args) => neural::commands::plot_loss(&args),
+        Command::BenchRepro(args) => {
+            crate::repro::bench::command(&args, cli.options.sandbox()?, &cli.options.python).await
+        }
+        Command::Repro(args) => {
+            crate::repro::agent::command(&args, cli.options.sandbox()?, cli.options.python.clone()).await
+        }
         Command::Serve(args) => serve(&cli.options, &args).await,
     }
 }
@@ -519,19 +535,31 @@ fn agent_deps(state: &AppState, args: &ServeArgs) -> anyhow::Result<crate::repro
     };
     let embedder = match &args.embeddings {
         Some(dir) => Some(Arc::new(Embedder::load(dir).with_context(|| {
-            format!("cannot load the embedding model in {}; check --embeddings", dir.display())
+            format!(
+                "cannot load the embedding model in {}; check --embeddings",
+                dir.display()
+            )
         })?)),
+        None if args.no_embeddings => {
+            tracing::info!("reproduction agent: --no-embeddings, ranking by BM25 only");
+            None
+        }
         None => match Embedder::locate().map(|dir| (Embedder::load(&dir), dir)) {
             Some((Ok(embedder), dir)) => {
                 tracing::info!(dir = %dir.display(), "reproduction agent: embedding model ready");
                 Some(Arc::new(embedder))
             }
             Some((Err(e), dir)) => {
-                tracing::warn!("reproduction agent: the embedding model in {} does not load ({e}); ranking by BM25 only", dir.display());
+                tracing::warn!(
+                    "reproduction agent: the embedding model in {} does not load ({e}); ranking by BM25 only",
+                    dir.display()
+                );
                 None
             }
             None => {
-                tracing::info!("reproduction agent: no embedding model (cargo xtask setup installs one); ranking by BM25 only");
+                tracing::info!(
+                    "reproduction agent: no embedding model (cargo xtask setup installs one); ranking by BM25 only"
+                );
                 None
             }
         },

@@ -114,7 +114,10 @@ impl NeuralService {
     }
 
     fn ready(&self) -> Result<Arc<LoadedModel>, String> {
-        let slot = self.slot.read().map_err(|_| "The neural debugger is unavailable.".to_owned())?;
+        let slot = self
+            .slot
+            .read()
+            .map_err(|_| "The neural debugger is unavailable.".to_owned())?;
         match &*slot {
             Slot::Ready(model) => Ok(Arc::clone(model)),
             Slot::Loading(name) => Err(format!("The model {name} is still loading; try again in a moment.")),
@@ -155,7 +158,8 @@ impl NeuralService {
                     "cannot load the neural debugger model from {}: {e}; neural mode is off (fix the directory, pass --model-dir DIR, or --no-model)",
                     dir.display()
                 );
-                let reason = format!("Neural mode is off: the model {name} could not be loaded ({e}); see the server log.");
+                let reason =
+                    format!("Neural mode is off: the model {name} could not be loaded ({e}); see the server log.");
                 self.set(Slot::Off(reason.clone()));
                 Err(reason)
             }
@@ -176,7 +180,9 @@ impl NeuralService {
         } else if Path::new(BUNDLED_MODEL_DIR).join("config.json").is_file() {
             PathBuf::from(BUNDLED_MODEL_DIR)
         } else {
-            tracing::info!("no model directory ({BUNDLED_MODEL_DIR} is not here and --model-dir is not set); neural mode is off");
+            tracing::info!(
+                "no model directory ({BUNDLED_MODEL_DIR} is not here and --model-dir is not set); neural mode is off"
+            );
             return;
         };
         let service = self.clone();
@@ -215,7 +221,9 @@ impl TryFrom<PredictRequest> for PredictJob {
         let action: Action = request
             .action
             .parse()
-            .map_err(|e: replayground_shared::ActionParseError| RequestError::Invalid(format!("{}.", sentence_case(&e.to_string()))))?;
+            .map_err(|e: replayground_shared::ActionParseError| {
+                RequestError::Invalid(format!("{}.", sentence_case(&e.to_string())))
+            })?;
         if matches!(action, Action::Jump(_)) {
             return Err(RequestError::Invalid(
                 "jump is not a debugger step the model predicts; ask for a forward or reverse action.".to_owned(),
@@ -687,7 +695,12 @@ mod tests {
             internal: false,
             generator_exit: false,
         };
-        let x = || vec![Binding { name: "x".into(), value: 0 }];
+        let x = || {
+            vec![Binding {
+                name: "x".into(),
+                value: 0,
+            }]
+        };
         trace.events = vec![
             event(EventKind::Call, 0, 1, vec![], None),
             event(EventKind::Line, 0, 1, vec![], None),
@@ -750,10 +763,22 @@ mod tests {
         let none = BTreeSet::new();
         assert!(consistent_with_run(&tree, &before, at, Action::ReverseStepInto, &none));
         let elsewhere = normalize_state(&tree.state(Stop::Event(6)));
-        assert!(!consistent_with_run(&tree, &elsewhere, at, Action::ReverseStepInto, &none));
+        assert!(!consistent_with_run(
+            &tree,
+            &elsewhere,
+            at,
+            Action::ReverseStepInto,
+            &none
+        ));
         let mut wrong_value = before.clone();
         wrong_value.locals = Some(replayground_shared::Vars(vec![("x".into(), "3".into())]));
-        assert!(!consistent_with_run(&tree, &wrong_value, at, Action::ReverseStepInto, &none));
+        assert!(!consistent_with_run(
+            &tree,
+            &wrong_value,
+            at,
+            Action::ReverseStepInto,
+            &none
+        ));
     }
 
     #[test]

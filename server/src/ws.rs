@@ -34,8 +34,8 @@ use tokio_util::sync::CancellationToken;
 use crate::app::{AppState, RunError, retry_after_secs};
 use crate::http::ClientIp;
 use crate::http::error::ApiError;
-use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
 use crate::http::repro::ReproJob;
+use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
 use crate::neural_session::PredictJob;
 use crate::runner::TraceAssembler;
 use crate::sandbox::SandboxError;
@@ -645,7 +645,9 @@ async fn repro_job_messages(context: &JobContext, job: ReproJob) -> Option<Serve
     };
     let _permit = match slot {
         Ok(permit) => permit,
-        Err(e @ (QueueError::Full | QueueError::TimedOut)) => return Some(context.error(ErrorCode::Busy, e.to_string())),
+        Err(e @ (QueueError::Full | QueueError::TimedOut)) => {
+            return Some(context.error(ErrorCode::Busy, e.to_string()));
+        }
         Err(e @ QueueError::ShuttingDown) => return Some(context.error(ErrorCode::ShuttingDown, e.to_string())),
     };
     let deps = state.agent();

@@ -124,6 +124,7 @@ mod training {
             checkpoint_every: 10,
             eval_every: 10,
             stop_after: None,
+            device: replayground_server::neural::device::DeviceChoice::Cpu,
         }
     }
 
@@ -155,6 +156,7 @@ mod training {
             "model.safetensors",
             "optimizer.safetensors",
             "trainer_state.json",
+            "loss.png",
         ] {
             assert!(straight.path().join(file).is_file(), "{file} is missing");
         }

@@ -13,7 +13,7 @@ use common::{Fake, Running, fake, real_sandbox, sqlite_store, start, state, stre
 use futures_util::{SinkExt as _, StreamExt as _};
 use replayground_server::app::ServerConfig;
 use replayground_shared::protocol::{
-    ClientMessage, ErrorCode, PROTOCOL_VERSION, NeuralCapability, PredictRequest, Prediction, ServerMessage,
+    ClientMessage, ErrorCode, NeuralCapability, PROTOCOL_VERSION, PredictRequest, Prediction, ServerMessage,
     TraceAssembler, TraceRequest,
 };
 use replayground_shared::trace_lang::normalize_state;
@@ -30,7 +30,10 @@ fn bundled_model() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/neural-debugger-tiny")
 }
 
-async fn server(sandbox: std::sync::Arc<dyn replayground_server::sandbox::Sandbox>, model: bool) -> (Running, tempfile::TempDir) {
+async fn server(
+    sandbox: std::sync::Arc<dyn replayground_server::sandbox::Sandbox>,
+    model: bool,
+) -> (Running, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let config = ServerConfig {
         rate_limit_per_second: 0,
@@ -38,7 +41,12 @@ async fn server(sandbox: std::sync::Arc<dyn replayground_server::sandbox::Sandbo
     };
     let running = start(state(sandbox, sqlite_store(dir.path()).await, config)).await;
     if model {
-        running.state.neural.load(bundled_model()).await.expect("the bundled model loads");
+        running
+            .state
+            .neural
+            .load(bundled_model())
+            .await
+            .expect("the bundled model loads");
     }
     (running, dir)
 }
@@ -105,7 +113,10 @@ async fn trace(socket: &mut Socket, seq: u64) -> StateTree {
                 frames, values, events, ..
             } => assembler.push(frames, values, events),
             ServerMessage::TraceEnd {
-                stdout, stderr, outcome, ..
+                stdout,
+                stderr,
+                outcome,
+                ..
             } => return StateTree::new(assembler.finish(stdout, stderr, outcome)).unwrap(),
             other => panic!("not a trace message: {other:?}"),
         }
@@ -231,7 +242,10 @@ async fn a_stop_past_the_run_or_a_step_that_goes_nowhere_is_refused_clearly() {
         panic!("an error");
     };
     assert_eq!(code, ErrorCode::BadMessage);
-    assert!(message.contains("past the end") && message.contains("run the program again"), "{message}");
+    assert!(
+        message.contains("past the end") && message.contains("run the program again"),
+        "{message}"
+    );
 
     send(&mut socket, &predict(4, Stop::End, &tree, Action::StepOver, 1)).await;
     let Err(ServerMessage::Error { code, message, .. }) = collect(&mut socket, 4).await else {
@@ -255,7 +269,10 @@ async fn cancel_stops_a_prediction_and_the_model_serves_the_next_one() {
     let tree = trace(&mut socket, 2).await;
     let at = tree.initial_stop();
     send(&mut socket, &predict(4, at, &tree, Action::StepInto, 4)).await;
-    assert!(matches!(message(&mut socket).await, ServerMessage::PredictToken { job: 4, .. }));
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::PredictToken { job: 4, .. }
+    ));
     send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
     loop {
         match message(&mut socket).await {
@@ -274,7 +291,10 @@ async fn without_a_model_neural_mode_is_off_and_says_why() {
     let (running, _dir) = server(fake(Fake::Stream(stream(3))), false).await;
     let (mut socket, neural) = connect(&running).await;
     assert!(!neural.available);
-    assert!(neural.reason.as_deref().is_some_and(|r| r.contains("--model-dir")), "{neural:?}");
+    assert!(
+        neural.reason.as_deref().is_some_and(|r| r.contains("--model-dir")),
+        "{neural:?}"
+    );
     send(&mut socket, &predict_at(2, 1, "step_into", 1)).await;
     let Err(ServerMessage::Error { code, message: why, .. }) = collect(&mut socket, 2).await else {
         panic!("an error");
@@ -285,9 +305,15 @@ async fn without_a_model_neural_mode_is_off_and_says_why() {
     // A directory that is not a model: a clear reason, and the server keeps serving.
     let empty = tempfile::tempdir().unwrap();
     let reason = running.state.neural.load(empty.path().to_owned()).await.unwrap_err();
-    assert!(reason.contains("could not be loaded") && reason.contains("config.json"), "{reason}");
+    assert!(
+        reason.contains("could not be loaded") && reason.contains("config.json"),
+        "{reason}"
+    );
     let (mut again, neural) = connect(&running).await;
     assert_eq!(neural.reason.as_deref(), Some(reason.as_str()));
     send(&mut again, &ClientMessage::Ping { seq: 2 }).await;
-    assert!(matches!(message(&mut again).await, ServerMessage::Pong { reply_to: 2, .. }));
+    assert!(matches!(
+        message(&mut again).await,
+        ServerMessage::Pong { reply_to: 2, .. }
+    ));
 }

@@ -15,7 +15,13 @@ use replayground_shared::repro::{AgentEvent, BugReport, CheckKind, ReproOutcome,
 use tokio_util::sync::CancellationToken;
 
 fn deps(llm: Option<Arc<dyn Llm>>) -> AgentDeps {
-    AgentDeps { sandbox: common::real_sandbox(), python: DEFAULT_PYTHON.into(), embedder: None, reranker: None, llm }
+    AgentDeps {
+        sandbox: common::real_sandbox(),
+        python: DEFAULT_PYTHON.into(),
+        embedder: None,
+        reranker: None,
+        llm,
+    }
 }
 
 /// Runs the agent and collects its events.
@@ -28,7 +34,15 @@ async fn reproduce(report: BugReport, deps: &AgentDeps) -> (ReproOutcome, Vec<Ag
         }
         events
     });
-    let outcome = run_agent(report, None, deps, &AgentConfig::default(), tx, CancellationToken::new()).await;
+    let outcome = run_agent(
+        report,
+        None,
+        deps,
+        &AgentConfig::default(),
+        tx,
+        CancellationToken::new(),
+    )
+    .await;
     (outcome, collector.await.unwrap())
 }
 
@@ -141,7 +155,10 @@ The loss goes down to 0.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pasted_github_issue_is_restructured_and_reproduced() {
-    let report = BugReport { free_text: ISSUE.into(), ..BugReport::default() };
+    let report = BugReport {
+        free_text: ISSUE.into(),
+        ..BugReport::default()
+    };
     let (outcome, events) = reproduce(report, &deps(None)).await;
     let restructured = events
         .iter()
@@ -155,16 +172,26 @@ async fn a_pasted_github_issue_is_restructured_and_reproduced() {
     assert_eq!(restructured.framework.as_deref(), Some("numpy"));
     assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
     let script = outcome.script.unwrap();
-    assert!(!script.contains("features.npy") && !script.contains("np.float)"), "{script}");
+    assert!(
+        !script.contains("features.npy") && !script.contains("np.float)"),
+        "{script}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structural_feedback_refines_a_scripted_llm() {
     let broken = "Here is the script:\n```python\nimport numpy as np\np = np.array([0.0, 1.0]\nprint(np.log(p)\n```";
-    let fixed = "```python\nimport numpy as np\np = np.array([0.0, 1.0])\nloss = -np.log(p).mean()\nprint('loss:', loss)\n```";
+    let fixed =
+        "```python\nimport numpy as np\np = np.array([0.0, 1.0])\nloss = -np.log(p).mean()\nprint('loss:', loss)\n```";
     let scripted = Arc::new(ScriptedLlm::new(vec![
-        ScriptedReply::For { task: LlmTask::Generate, reply: broken.into() },
-        ScriptedReply::For { task: LlmTask::Generate, reply: fixed.into() },
+        ScriptedReply::For {
+            task: LlmTask::Generate,
+            reply: broken.into(),
+        },
+        ScriptedReply::For {
+            task: LlmTask::Generate,
+            reply: fixed.into(),
+        },
     ]));
     let report = BugReport {
         title: "loss is inf when a probability is 0".into(),
@@ -178,19 +205,29 @@ async fn structural_feedback_refines_a_scripted_llm() {
     let structural: Vec<(u32, bool)> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Check { attempt, verdict } if verdict.check == CheckKind::Structural => Some((*attempt, verdict.passed)),
+            AgentEvent::Check { attempt, verdict } if verdict.check == CheckKind::Structural => {
+                Some((*attempt, verdict.passed))
+            }
             _ => None,
         })
         .collect();
     assert_eq!(structural, vec![(1, false), (2, true)]);
     // The first attempt never ran: a script that does not parse is not executed.
     assert!(runtime_verdicts(&events).iter().all(|(attempt, _)| *attempt == 2));
-    let generate: Vec<String> =
-        scripted.prompts().into_iter().filter(|(task, _)| *task == LlmTask::Generate).map(|(_, p)| p).collect();
+    let generate: Vec<String> = scripted
+        .prompts()
+        .into_iter()
+        .filter(|(task, _)| *task == LlmTask::Generate)
+        .map(|(_, p)| p)
+        .collect();
     assert_eq!(generate.len(), 2);
     assert!(generate[1].contains("does not parse"), "{}", generate[1]);
     assert!(events.iter().any(|e| matches!(e, AgentEvent::Token { attempt: 1, .. })));
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::Started { llm: Some(name), .. } if name == "scripted")));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Started { llm: Some(name), .. } if name == "scripted"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,7 +257,11 @@ async fn cancelling_stops_a_running_candidate_promptly() {
     };
     let started = Instant::now();
     let (outcome, events) = tokio::join!(agent, watcher);
-    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
     assert!(!outcome.reproduced);
     match events.last() {
         Some(AgentEvent::Failed { message }) => assert!(message.contains("cancelled"), "{message}"),
@@ -245,7 +286,9 @@ async fn a_torch_report_without_torch_is_approximated_not_reproduced() {
     let report = BugReport {
         title: "torch.log gives nan loss".into(),
         observed: "the loss printed is nan".into(),
-        snippets: vec!["import torch\nx = torch.zeros(3) - 1\nloss = torch.log(x).mean()\nprint('loss', loss.item())".into()],
+        snippets: vec![
+            "import torch\nx = torch.zeros(3) - 1\nloss = torch.log(x).mean()\nprint('loss', loss.item())".into(),
+        ],
         ..BugReport::default()
     };
     let (outcome, events) = reproduce(report, &deps(None)).await;
@@ -256,7 +299,11 @@ async fn a_torch_report_without_torch_is_approximated_not_reproduced() {
     let (_, runtime) = runtime_verdicts(&events)[0];
     assert!(runtime.approximated && !runtime.passed);
     assert!(runtime.detail.contains("torch"), "{}", runtime.detail);
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::Progress { message, .. } if message.contains("needs torch"))));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Progress { message, .. } if message.contains("needs torch")))
+    );
     assert_eq!(outcome.attempts, 1);
 }
 
@@ -265,4 +312,51 @@ async fn an_empty_report_fails_with_a_reason() {
     let (outcome, events) = reproduce(BugReport::default(), &deps(None)).await;
     assert!(!outcome.reproduced);
     assert!(matches!(events.last(), Some(AgentEvent::Failed { message }) if message.contains("empty")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_context_completes_a_snippet_that_calls_project_code() {
+    use replayground_server::repro::project::Project;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("prep.py"),
+        "import numpy as np\n\n\ndef normalize(x):\n    \"\"\"Standardise each feature column.\"\"\"\n    return (x - x.mean(axis=0)) / x.std(axis=0)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("train.py"),
+        "import numpy as np\nfrom prep import normalize\n\n\ndef fit(X, y, lr=0.1, epochs=20):\n    w = np.zeros(X.shape[1])\n    for _ in range(epochs):\n        w -= lr * X.T @ (X @ w - y) / len(y)\n    return w\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("plots.py"), "def draw(points):\n    return [p * 2 for p in points]\n").unwrap();
+    let project = Arc::new(Project::from_dir(dir.path()).unwrap());
+    let report = BugReport {
+        title: "normalize returns nan for a constant feature column".into(),
+        observed: "the normalized matrix is full of nan".into(),
+        snippets: vec!["X = np.ones((10, 3))\nZ = normalize(X)\nprint(Z)".into()],
+        ..BugReport::default()
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let collector = tokio::spawn(async move {
+        let mut events = Vec::new();
+        while let Some(event) = rx.recv().await {
+            events.push(event);
+        }
+        events
+    });
+    let outcome =
+        run_agent(report, Some(project), &deps(None), &AgentConfig::default(), tx, CancellationToken::new()).await;
+    let events = collector.await.unwrap();
+    let contexts = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Context { contexts, .. } => Some(contexts.clone()),
+            _ => None,
+        })
+        .expect("a Context event");
+    assert_eq!(contexts[0].path, "prep.py", "{contexts:#?}");
+    assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::AttemptStarted { context: 1, .. })));
+    let script = outcome.script.unwrap();
+    assert!(script.contains("def normalize"), "{script}");
 }

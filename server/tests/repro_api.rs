@@ -20,7 +20,8 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-const MODEL_PY: &str = "import numpy as np\n\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n";
+const MODEL_PY: &str =
+    "import numpy as np\n\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n";
 const TRAIN_PY: &str = "import numpy as np\nfrom model import loss\n\n\ndef train(X, y, lr=10.0):\n    w = np.zeros(X.shape[1])\n    for step in range(20):\n        p = 1 / (1 + np.exp(-X @ w))\n        w -= lr * X.T @ (p - y)\n        print(step, loss(y, p))\n    return w\n";
 
 /// A server with `static_dir` (when given) and no rate limit; the agent has no models.
@@ -73,18 +74,29 @@ async fn upload(running: &Running, name: &str, body: Vec<u8>) -> (u16, serde_jso
 #[tokio::test]
 async fn archives_upload_and_bad_ones_are_refused_with_a_reason() {
     let (running, _dir) = server(None).await;
-    let files = [("proj/model.py", MODEL_PY), ("proj/train.py", TRAIN_PY), ("proj/README.md", "# demo\n")];
+    let files = [
+        ("proj/model.py", MODEL_PY),
+        ("proj/train.py", TRAIN_PY),
+        ("proj/README.md", "# demo\n"),
+    ];
 
     let (status, created) = upload(&running, "proj.zip", zip_archive(&files)).await;
     assert_eq!(status, 201, "{created}");
     assert_eq!(created["python_files"], 2, "{created}");
     assert_eq!(created["files"], 3, "{created}");
     let id = created["id"].as_str().unwrap().to_owned();
-    let summary = common::http(running.addr, "GET", &format!("/api/projects/{id}"), None).await.unwrap();
+    let summary = common::http(running.addr, "GET", &format!("/api/projects/{id}"), None)
+        .await
+        .unwrap();
     assert_eq!(summary.status, 200);
     let summary = summary.json();
     assert_eq!(summary["name"], "proj.zip");
-    let paths: Vec<&str> = summary["python_paths"].as_array().unwrap().iter().filter_map(|p| p.as_str()).collect();
+    let paths: Vec<&str> = summary["python_paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
     assert_eq!(paths, ["model.py", "train.py"], "the common top folder is stripped");
 
     let (status, created) = upload(&running, "proj.tar.gz", tar_gz_archive(&files)).await;
@@ -104,9 +116,16 @@ async fn archives_upload_and_bad_ones_are_refused_with_a_reason() {
     let (status, error) = upload(&running, "empty.zip", Vec::new()).await;
     assert_eq!(status, 400, "{error}");
 
-    let missing = common::http(running.addr, "GET", "/api/projects/nope", None).await.unwrap();
+    let missing = common::http(running.addr, "GET", "/api/projects/nope", None)
+        .await
+        .unwrap();
     assert_eq!(missing.status, 404);
-    assert!(missing.json()["error"].as_str().unwrap().contains("upload the archive again"));
+    assert!(
+        missing.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("upload the archive again")
+    );
     assert_eq!(running.state.projects.len(), 2);
 }
 
@@ -194,10 +213,15 @@ async fn a_numpy_report_streams_from_started_to_finished() {
         ablate: Vec::new(),
     };
     send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
-    let events = agent_events(&mut socket, 2).await.unwrap_or_else(|m| panic!("the job ended with {m:?}"));
+    let events = agent_events(&mut socket, 2)
+        .await
+        .unwrap_or_else(|m| panic!("the job ended with {m:?}"));
     assert!(matches!(events[0], AgentEvent::Started { .. }), "{:?}", events[0]);
     let has = |f: fn(&AgentEvent) -> bool| events.iter().any(f);
-    assert!(has(|e| matches!(e, AgentEvent::Context { contexts, .. } if !contexts.is_empty())), "ranked contexts from the project");
+    assert!(
+        has(|e| matches!(e, AgentEvent::Context { contexts, .. } if !contexts.is_empty())),
+        "ranked contexts from the project"
+    );
     assert!(has(|e| matches!(e, AgentEvent::Report { .. })));
     assert!(has(|e| matches!(e, AgentEvent::AttemptStarted { attempt: 1, .. })));
     assert!(has(|e| matches!(e, AgentEvent::Candidate { .. })));
@@ -213,11 +237,16 @@ async fn a_numpy_report_streams_from_started_to_finished() {
     // The transcript the browser stores is accepted by the share API.
     let transcript = ReproTranscript {
         report: nan_report(),
-        events: events.into_iter().filter(|e| !matches!(e, AgentEvent::Token { .. })).collect(),
+        events: events
+            .into_iter()
+            .filter(|e| !matches!(e, AgentEvent::Token { .. }))
+            .collect(),
         script: None,
     };
     let body = serde_json::json!({"kind": "repro", "payload": transcript}).to_string();
-    let stored = common::http(running.addr, "POST", "/api/share", Some(&body)).await.unwrap();
+    let stored = common::http(running.addr, "POST", "/api/share", Some(&body))
+        .await
+        .unwrap();
     assert_eq!(stored.status, 201, "{}", String::from_utf8_lossy(&stored.body));
     assert_eq!(running.state.jobs.running(), 0);
 }
@@ -244,7 +273,10 @@ async fn a_repro_job_can_be_cancelled() {
     loop {
         match message(&mut socket).await {
             ServerMessage::Agent { job: 2, event, .. } => {
-                assert!(!matches!(event, AgentEvent::Finished { .. }), "finished despite the cancel");
+                assert!(
+                    !matches!(event, AgentEvent::Finished { .. }),
+                    "finished despite the cancel"
+                );
             }
             ServerMessage::Cancelled { job: 2, .. } => break,
             other => panic!("{other:?}"),
@@ -266,9 +298,7 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
     let (running, _dir) = server(None).await;
     let mut socket = connect(&running).await;
     let refused = |m: ServerMessage| match m {
-        ServerMessage::Error {
-            job, code, message, ..
-        } => (job, code, message),
+        ServerMessage::Error { job, code, message, .. } => (job, code, message),
         other => panic!("{other:?}"),
     };
 
@@ -307,7 +337,10 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
     assert!(text.contains("upload the archive again"), "{text}");
 
     send(&mut socket, &ClientMessage::Ping { seq: 5 }).await;
-    assert!(matches!(message(&mut socket).await, ServerMessage::Pong { reply_to: 5, .. }));
+    assert!(matches!(
+        message(&mut socket).await,
+        ServerMessage::Pong { reply_to: 5, .. }
+    ));
     assert_eq!(running.state.jobs.running(), 0);
 }
 
@@ -316,7 +349,11 @@ async fn stored_reproductions_open_the_reproduction_page() {
     let site = tempfile::tempdir().unwrap();
     std::fs::write(site.path().join("index.html"), "<html>the playground</html>").unwrap();
     std::fs::create_dir(site.path().join("repro")).unwrap();
-    std::fs::write(site.path().join("repro/index.html"), "<html>the reproduction page</html>").unwrap();
+    std::fs::write(
+        site.path().join("repro/index.html"),
+        "<html>the reproduction page</html>",
+    )
+    .unwrap();
     let (running, _dir) = server(Some(site.path().to_owned())).await;
     let get = |path: String| {
         let addr = running.addr;
@@ -347,7 +384,10 @@ async fn stored_reproductions_open_the_reproduction_page() {
     let page = get(format!("/s/{playground}")).await;
     assert!(String::from_utf8_lossy(&page.body).contains("the playground"));
     let page = get("/s/unknown".into()).await;
-    assert!(String::from_utf8_lossy(&page.body).contains("the playground"), "the playground explains bad links");
+    assert!(
+        String::from_utf8_lossy(&page.body).contains("the playground"),
+        "the playground explains bad links"
+    );
     let page = get("/repro/".into()).await;
     assert_eq!(page.status, 200);
     assert!(String::from_utf8_lossy(&page.body).contains("reproduction page"));

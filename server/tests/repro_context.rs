@@ -85,7 +85,11 @@ fn a_tar_gz_with_a_top_folder_is_read_and_links_are_ignored() {
     let bytes = tar_gz_of(&[
         ("repo-1.0/", tar::EntryType::Directory, b""),
         ("repo-1.0/main.py", tar::EntryType::Regular, b"print('hi')\n"),
-        ("repo-1.0/lib/util.py", tar::EntryType::Regular, b"def f():\n    return 1\n"),
+        (
+            "repo-1.0/lib/util.py",
+            tar::EntryType::Regular,
+            b"def f():\n    return 1\n",
+        ),
         ("repo-1.0/passwd.py", tar::EntryType::Symlink, b""),
     ]);
     let project = Project::from_archive("repo.tar.gz", &bytes).unwrap();
@@ -103,7 +107,10 @@ fn zip_slip_and_absolute_paths_refuse_the_archive() {
         assert!(error.to_string().contains("outside the project"), "{error}");
     }
     let bytes = tar_gz_of(&[("../../evil.py", tar::EntryType::Regular, b"import os\n")]);
-    assert!(matches!(Project::from_archive("evil.tar.gz", &bytes), Err(ProjectError::UnsafePath { .. })));
+    assert!(matches!(
+        Project::from_archive("evil.tar.gz", &bytes),
+        Err(ProjectError::UnsafePath { .. })
+    ));
 }
 
 #[test]
@@ -134,28 +141,52 @@ fn zip_bombs_and_file_floods_stop_at_the_limits() {
     named.push(("main.py", b"x = 1\n"));
     let bomb = zip_of(&named);
     assert!(bomb.len() < MAX_PROJECT_ARCHIVE_BYTES);
-    assert!(matches!(Project::from_archive("bomb.zip", &bomb), Err(ProjectError::TooLargeUnpacked)));
+    assert!(matches!(
+        Project::from_archive("bomb.zip", &bomb),
+        Err(ProjectError::TooLargeUnpacked)
+    ));
 
     let names: Vec<String> = (0..=MAX_FILES).map(|i| format!("f{i}.py")).collect();
     let flood: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), b"x = 1\n".as_slice())).collect();
-    assert!(matches!(Project::from_archive("flood.zip", &zip_of(&flood)), Err(ProjectError::TooManyFiles)));
+    assert!(matches!(
+        Project::from_archive("flood.zip", &zip_of(&flood)),
+        Err(ProjectError::TooManyFiles)
+    ));
 }
 
 #[test]
 fn oversized_and_undecodable_python_files_are_skipped_with_a_note() {
     let big = vec![b'#'; 3 * 1024 * 1024];
-    let bytes = zip_of(&[("big.py", &big), ("latin1.py", b"name = '\xe9t\xe9'\n"), ("ok.py", b"x = 1\n")]);
+    let bytes = zip_of(&[
+        ("big.py", &big),
+        ("latin1.py", b"name = '\xe9t\xe9'\n"),
+        ("ok.py", b"x = 1\n"),
+    ]);
     let project = Project::from_archive("p.zip", &bytes).unwrap();
-    assert_eq!(project.python_files().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["ok.py"]);
+    assert_eq!(
+        project.python_files().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        ["ok.py"]
+    );
     assert_eq!(project.notes.len(), 2, "{:?}", project.notes);
-    assert!(project.notes.iter().any(|n| n.contains("big.py") && n.contains("2 MB")), "{:?}", project.notes);
-    assert!(project.notes.iter().any(|n| n.contains("latin1.py") && n.contains("UTF-8")), "{:?}", project.notes);
+    assert!(
+        project.notes.iter().any(|n| n.contains("big.py") && n.contains("2 MB")),
+        "{:?}",
+        project.notes
+    );
+    assert!(
+        project
+            .notes
+            .iter()
+            .any(|n| n.contains("latin1.py") && n.contains("UTF-8")),
+        "{:?}",
+        project.notes
+    );
 }
 
 #[test]
 fn the_fixture_is_chunked_with_qualified_names_and_lines() {
     let project = fixture();
-    assert_eq!(project.python_files().count(), 12);
+    assert_eq!(project.python_files().count(), 11);
     let chunks = chunk_project(&project);
     let find = |path: &str, name: &str| {
         chunks
@@ -166,54 +197,123 @@ fn the_fixture_is_chunked_with_qualified_names_and_lines() {
     let mlp = find("mlp/model.py", "MLP");
     assert_eq!((mlp.kind, mlp.start_line, mlp.end_line), (ChunkKind::Class, 15, 41));
     let backward = find("mlp/model.py", "MLP.backward");
-    assert_eq!((backward.kind, backward.start_line, backward.end_line), (ChunkKind::Function, 29, 35));
-    assert!(backward.text.trim_start().starts_with("def backward(self, grad_logits):"));
+    assert_eq!(
+        (backward.kind, backward.start_line, backward.end_line),
+        (ChunkKind::Function, 29, 35)
+    );
+    assert!(
+        backward
+            .text
+            .trim_start()
+            .starts_with("def backward(self, grad_logits):")
+    );
     let train = find("train.py", "train");
-    assert_eq!((train.kind, train.start_line, train.end_line), (ChunkKind::Function, 11, 28));
+    assert_eq!(
+        (train.kind, train.start_line, train.end_line),
+        (ChunkKind::Function, 11, 28)
+    );
     let top = find("mlp/config.py", "mlp.config");
-    assert_eq!((top.kind, top.spans.as_slice()), (ChunkKind::Module, [(1, 3)].as_slice()));
+    assert_eq!(
+        (top.kind, top.spans.as_slice()),
+        (ChunkKind::Module, [(1, 3)].as_slice())
+    );
     let config = find("mlp/config.py", "Config");
-    assert_eq!((config.start_line, config.end_line), (6, 14), "the decorator belongs to the class");
+    assert_eq!(
+        (config.start_line, config.end_line),
+        (6, 14),
+        "the decorator belongs to the class"
+    );
 }
 
 /// Python snippets and whether they hold a training loop.
 const LOOP_SNIPPETS: [(&str, bool); 18] = [
     // PyTorch: the classic loop.
-    ("for x, y in loader:\n    optimizer.zero_grad()\n    loss = F.cross_entropy(model(x), y)\n    loss.backward()\n    optimizer.step()\n", true),
+    (
+        "for x, y in loader:\n    optimizer.zero_grad()\n    loss = F.cross_entropy(model(x), y)\n    loss.backward()\n    optimizer.step()\n",
+        true,
+    ),
     // PyTorch: nested epochs, inside a function, with a self.optimizer.
-    ("class T:\n    def fit(self):\n        for epoch in range(3):\n            for batch in self.data:\n                self.opt.zero_grad()\n                self.loss(batch).backward()\n                self.opt.step()\n", true),
+    (
+        "class T:\n    def fit(self):\n        for epoch in range(3):\n            for batch in self.data:\n                self.opt.zero_grad()\n                self.loss(batch).backward()\n                self.opt.step()\n",
+        true,
+    ),
     // PyTorch: while loop with AMP's GradScaler.
-    ("step = 0\nwhile step < 100:\n    with autocast():\n        loss = model(x).sum()\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n    step += 1\n", true),
+    (
+        "step = 0\nwhile step < 100:\n    with autocast():\n        loss = model(x).sum()\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n    step += 1\n",
+        true,
+    ),
     // PyTorch: only optimizer.step in a loop (gradients from elsewhere).
-    ("for group in batches:\n    compute_grads(group)\n    g_optimizer.step()\n", true),
+    (
+        "for group in batches:\n    compute_grads(group)\n    g_optimizer.step()\n",
+        true,
+    ),
     // Keras: compile + fit.
-    ("import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile('adam', 'mse')\nmodel.fit(x, y, epochs=5)\n", true),
+    (
+        "import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile('adam', 'mse')\nmodel.fit(x, y, epochs=5)\n",
+        true,
+    ),
     // Keras: fit with keyword arguments and no import in the snippet.
-    ("history = net.fit(train_ds, validation_data=val_ds, epochs=10, callbacks=[stop])\n", true),
+    (
+        "history = net.fit(train_ds, validation_data=val_ds, epochs=10, callbacks=[stop])\n",
+        true,
+    ),
     // Keras: train_on_batch in a loop.
-    ("from keras.models import Model\nfor i in range(steps):\n    d_loss = discriminator.train_on_batch(real, ones)\n", true),
+    (
+        "from keras.models import Model\nfor i in range(steps):\n    d_loss = discriminator.train_on_batch(real, ones)\n",
+        true,
+    ),
     // TF2: custom loop with GradientTape and apply_gradients.
-    ("import tensorflow as tf\n@tf.function\ndef train_step(x, y):\n    with tf.GradientTape() as tape:\n        loss = loss_fn(y, model(x, training=True))\n    grads = tape.gradient(loss, model.trainable_variables)\n    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss\n", true),
+    (
+        "import tensorflow as tf\n@tf.function\ndef train_step(x, y):\n    with tf.GradientTape() as tape:\n        loss = loss_fn(y, model(x, training=True))\n    grads = tape.gradient(loss, model.trainable_variables)\n    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss\n",
+        true,
+    ),
     // TF1: session run in a loop.
-    ("import tensorflow as tf\nwith tf.Session() as sess:\n    sess.run(init)\n    for step in range(1000):\n        _, l = sess.run([train_op, loss], feed_dict={x: bx})\n", true),
+    (
+        "import tensorflow as tf\nwith tf.Session() as sess:\n    sess.run(init)\n    for step in range(1000):\n        _, l = sess.run([train_op, loss], feed_dict={x: bx})\n",
+        true,
+    ),
     // Lightning: training_step in a LightningModule.
-    ("import pytorch_lightning as pl\nclass Lit(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n        x, y = batch\n        return F.mse_loss(self(x), y)\n", true),
+    (
+        "import pytorch_lightning as pl\nclass Lit(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n        x, y = batch\n        return F.mse_loss(self(x), y)\n",
+        true,
+    ),
     // PyTorch: a decorated function holding the loop.
-    ("@torch.enable_grad()\ndef run(model, opt, data):\n    for x in data:\n        model(x).mean().backward()\n        opt.step()\n", true),
+    (
+        "@torch.enable_grad()\ndef run(model, opt, data):\n    for x in data:\n        model(x).mean().backward()\n        opt.step()\n",
+        true,
+    ),
     // Not loops: inference under no_grad.
-    ("with torch.no_grad():\n    for x, y in loader:\n        correct += (model(x).argmax(1) == y).sum()\n", false),
+    (
+        "with torch.no_grad():\n    for x, y in loader:\n        correct += (model(x).argmax(1) == y).sum()\n",
+        false,
+    ),
     // Not a loop: a single backward outside any loop.
     ("loss = model(x).sum()\nloss.backward()\nprint(x.grad)\n", false),
     // Not a loop: scikit-learn's fit.
-    ("from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression()\nclf.fit(X, y)\n", false),
+    (
+        "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression()\nclf.fit(X, y)\n",
+        false,
+    ),
     // Not a loop: a reinforcement-learning environment's step and a scheduler's step.
-    ("for t in range(100):\n    obs, reward, done, info = env.step(action)\n    scheduler.step()\n", false),
+    (
+        "for t in range(100):\n    obs, reward, done, info = env.step(action)\n    scheduler.step()\n",
+        false,
+    ),
     // Not a loop: a GradientTape for saliency without apply_gradients.
-    ("import tensorflow as tf\nwith tf.GradientTape() as tape:\n    tape.watch(image)\n    score = model(image)\ngrads = tape.gradient(score, image)\n", false),
+    (
+        "import tensorflow as tf\nwith tf.GradientTape() as tape:\n    tape.watch(image)\n    score = model(image)\ngrads = tape.gradient(score, image)\n",
+        false,
+    ),
     // Not a loop: session.run once, outside any loop.
-    ("import tensorflow as tf\nsess = tf.Session()\nprint(sess.run(c))\n", false),
+    (
+        "import tensorflow as tf\nsess = tf.Session()\nprint(sess.run(c))\n",
+        false,
+    ),
     // Not a loop: a method named like a training step outside any class.
-    ("def training_step(batch):\n    return batch\nfor b in data:\n    training_step(b)\n", false),
+    (
+        "def training_step(batch):\n    return batch\nfor b in data:\n    training_step(b)\n",
+        false,
+    ),
 ];
 
 #[test]
@@ -238,7 +338,11 @@ fn training_loops_are_detected_with_full_precision_and_recall() {
     assert!(positives >= 10 && LOOP_SNIPPETS.len() - positives >= 5);
     let precision = f64::from(true_positive) / f64::from(true_positive + false_positive).max(1.0);
     let recall = f64::from(true_positive) / f64::from(true_positive + false_negative).max(1.0);
-    assert_eq!((precision, recall), (1.0, 1.0), "precision {precision}, recall {recall}");
+    assert_eq!(
+        (precision, recall),
+        (1.0, 1.0),
+        "precision {precision}, recall {recall}"
+    );
 }
 
 #[test]
@@ -246,9 +350,15 @@ fn a_training_loop_is_reported_where_it_starts_with_its_framework() {
     let nested = LOOP_SNIPPETS[1].0;
     let found = training_loops("t.py", nested);
     assert_eq!(found.len(), 1, "nested loops are one training loop: {found:?}");
-    assert_eq!((found[0].line, found[0].end_line, found[0].framework, found[0].kind), (3, 7, "pytorch", "loop"));
+    assert_eq!(
+        (found[0].line, found[0].end_line, found[0].framework, found[0].kind),
+        (3, 7, "pytorch", "loop")
+    );
     let tape = training_loops("t.py", LOOP_SNIPPETS[7].0);
-    assert_eq!((tape[0].line, tape[0].framework, tape[0].kind), (4, "tensorflow", "gradient_tape"));
+    assert_eq!(
+        (tape[0].line, tape[0].framework, tape[0].kind),
+        (4, "tensorflow", "gradient_tape")
+    );
     let lightning = training_loops("t.py", LOOP_SNIPPETS[9].0);
     assert_eq!((lightning[0].line, lightning[0].framework), (3, "lightning"));
     let fixture = fixture();
@@ -326,9 +436,15 @@ fn assert_buggy_file_first(retriever: &Retriever, embedder: Option<&Embedder>, l
         let elapsed = started.elapsed();
         eprintln!("{label}: {:?} for {expected}", elapsed);
         assert!(!contexts.is_empty() && contexts.len() <= config.top_k);
-        let ranked: Vec<String> = contexts.iter().map(|c| format!("{} {} {:.3}", c.path, c.name, c.score)).collect();
+        let ranked: Vec<String> = contexts
+            .iter()
+            .map(|c| format!("{} {} {:.3}", c.path, c.name, c.score))
+            .collect();
         assert_eq!(contexts[0].path, expected, "{label}: {report}\nranked: {ranked:#?}");
-        assert!(contexts.windows(2).all(|w| w[0].score >= w[1].score), "{label}: not sorted: {ranked:#?}");
+        assert!(
+            contexts.windows(2).all(|w| w[0].score >= w[1].score),
+            "{label}: not sorted: {ranked:#?}"
+        );
         assert!(!contexts[0].code.is_empty());
     }
 }
@@ -341,9 +457,16 @@ fn bm25_alone_puts_the_buggy_file_first() {
     assert_buggy_file_first(&retriever, None, "bm25");
     let contexts = retriever.retrieve(REPORTS[0].0, &RetrievalConfig::default(), None, None);
     assert!(contexts.iter().all(|c| c.dense == 0.0 && c.rerank.is_none()));
-    let loop_context = retriever.retrieve("training loop epochs optimizer step", &RetrievalConfig::default(), None, None);
+    let loop_context = retriever.retrieve(
+        "training loop epochs optimizer step",
+        &RetrievalConfig::default(),
+        None,
+        None,
+    );
     assert!(
-        loop_context.iter().any(|c| c.path == "train.py" && c.name == "train" && c.training_loop),
+        loop_context
+            .iter()
+            .any(|c| c.path == "train.py" && c.name == "train" && c.training_loop),
         "{loop_context:#?}"
     );
 }
@@ -354,16 +477,26 @@ fn hybrid_retrieval_puts_the_buggy_file_first() {
     let embedder = embedder();
     let mut progress = Vec::new();
     let started = Instant::now();
-    let retriever = Retriever::build(&project, Some(embedder), &mut |done, total| progress.push((done, total))).unwrap();
+    let retriever = Retriever::build(&project, Some(embedder), &mut |done, total| {
+        progress.push((done, total))
+    })
+    .unwrap();
     let chunks = retriever.chunks().len();
-    eprintln!("hybrid: built {chunks} chunks in {:?} ({:?} per chunk)", started.elapsed(), started.elapsed() / chunks as u32);
+    eprintln!(
+        "hybrid: built {chunks} chunks in {:?} ({:?} per chunk)",
+        started.elapsed(),
+        started.elapsed() / chunks as u32
+    );
     assert_eq!(progress.first(), Some(&(0, chunks)));
     assert_eq!(progress.last(), Some(&(chunks, chunks)));
     assert!(retriever.has_dense());
     assert_buggy_file_first(&retriever, Some(embedder), "hybrid");
     let contexts = retriever.retrieve(REPORTS[1].0, &RetrievalConfig::default(), Some(embedder), None);
     assert!(contexts.iter().any(|c| c.dense > 0.0), "{contexts:#?}");
-    assert!(contexts.iter().all(|c| c.rerank.is_some()), "the bi-encoder reranks without a cross-encoder");
+    assert!(
+        contexts.iter().all(|c| c.rerank.is_some()),
+        "the bi-encoder reranks without a cross-encoder"
+    );
 }
 
 #[test]
@@ -396,7 +529,12 @@ fn similar_sentences_embed_closer_than_unrelated_ones() {
 fn an_incomplete_model_directory_names_the_missing_file_and_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.json"), "{}").unwrap();
-    let Err(error) = Embedder::load(dir.path()) else { panic!("loaded an empty model directory") };
+    let Err(error) = Embedder::load(dir.path()) else {
+        panic!("loaded an empty model directory")
+    };
     let message = error.to_string();
-    assert!(message.contains("tokenizer.json") && message.contains("cargo xtask setup"), "{message}");
+    assert!(
+        message.contains("tokenizer.json") && message.contains("cargo xtask setup"),
+        "{message}"
+    );
 }

@@ -130,7 +130,8 @@ fn check_shared_wasm(project: &Project) -> Result<()> {
 }
 
 fn build_frontend(project: &Project) -> Result<()> {
-    frontend::build(project, true)
+    frontend::build(project, true)?;
+    frontend::check_playground_wasm_size(project)
 }
 
 /// The page in headless Chromium against the real server (tests/e2e).

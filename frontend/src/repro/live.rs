@@ -13,13 +13,13 @@ use super::run::{Attempt, StageStatus};
 
 fn stage_name(stage: Stage) -> &'static str {
     match stage {
-        Stage::Context => "Context from the project",
-        Stage::Restructure => "Restructure the report",
+        Stage::Context => "Project context",
+        Stage::Restructure => "Restructure",
         Stage::Plan => "Plan",
         Stage::Structural => "Syntax check",
         Stage::Static => "Static check",
-        Stage::Relevance => "Relevance check",
-        Stage::Runtime => "Run in the sandbox",
+        Stage::Relevance => "Relevance",
+        Stage::Runtime => "Sandbox run",
         Stage::Refine => "Refine",
     }
 }
@@ -429,25 +429,21 @@ fn Attempts(page: ReproPage) -> impl IntoView {
 
 #[component]
 fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<String>>) -> impl IntoView {
+    let attempts = match outcome.attempts {
+        1 => "1 attempt".to_owned(),
+        n => format!("{n} attempts"),
+    };
     let headline = if outcome.reproduced {
-        format!(
-            "Reproduced in {} attempt{} (score {})",
-            outcome.attempts,
-            if outcome.attempts == 1 { "" } else { "s" },
-            score_text(outcome.score)
-        )
+        format!("Reproduced in {attempts} (score {})", score_text(outcome.score))
     } else {
-        format!(
-            "Not reproduced after {} attempts; the best script scored {}",
-            outcome.attempts,
-            score_text(outcome.score)
-        )
+        format!("Not reproduced in {attempts}; the best script scored {}", score_text(outcome.score))
     };
     let observed = outcome.observed.as_ref().map(|s| match &s.error_type {
-        Some(e) => format!("Observed: {} ({e})", s.class.as_str().replace('_', " ")),
-        None => format!("Observed: {}", s.class.as_str().replace('_', " ")),
+        Some(e) => format!("The script shows: {} ({e})", s.class.as_str().replace('_', " ")),
+        None => format!("The script shows: {}", s.class.as_str().replace('_', " ")),
     });
-    let seconds = outcome.elapsed_ms as f64 / 1000.0;
+    let took = format!("{:.1} s", outcome.elapsed_ms as f64 / 1000.0);
+    let summary = observed.map_or_else(|| format!("Took {took}."), |o| format!("{o} · took {took}."));
     let code = Signal::derive(move || script.get().unwrap_or_default());
     view! {
         <section class="final" class:reproduced=outcome.reproduced aria-labelledby="final-heading" data-testid="final">
@@ -455,7 +451,7 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
                 <h3 id="final-heading" data-testid="final-headline">{headline}</h3>
                 {outcome.approximated.then(|| view! { <span class="check approx-badge">"approximated"</span> })}
             </div>
-            <p class="note">{observed} {format!(" · {seconds:.1} s")}</p>
+            <p class="note">{summary}</p>
             <Show when=move || script.with(Option::is_some)>
                 <div class="final-actions" role="toolbar" aria-label="The final script">
                     <button type="button" data-testid="copy-script" on:click=move |_| page.copy(code.get_untracked())>
@@ -503,7 +499,9 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
                         })
                 }}
                 {move || page.copied.get().map(|m| view! { <p class="note" role="status">{m}</p> })}
-                <CodeBlock code label="The final script" testid="final-script" />
+                <div class="final-code">
+                    <CodeBlock code label="The final script" testid="final-script" />
+                </div>
             </Show>
         </section>
     }

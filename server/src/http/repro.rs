@@ -83,7 +83,9 @@ pub struct ProjectStore {
 
 impl std::fmt::Debug for ProjectStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProjectStore").field("projects", &self.len()).finish_non_exhaustive()
+        f.debug_struct("ProjectStore")
+            .field("projects", &self.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -219,15 +221,32 @@ pub async fn upload(
     }
     let name = query
         .name
-        .or_else(|| headers.get(FILE_NAME_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned))
-        .map(|n| n.rsplit(['/', '\\']).next().unwrap_or_default().chars().take(200).collect::<String>())
+        .or_else(|| {
+            headers
+                .get(FILE_NAME_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        })
+        .map(|n| {
+            n.rsplit(['/', '\\'])
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(200)
+                .collect::<String>()
+        })
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| "project archive".to_owned());
     let archive_name = name.clone();
     // Unpacking is CPU-bound and bounded by the archive limits: off the async threads.
     let parsed = tokio::task::spawn_blocking(move || Project::from_archive(&archive_name, &body))
         .await
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Reading the archive failed; try again."))?;
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Reading the archive failed; try again.",
+            )
+        })?;
     let project = parsed.map_err(|e| {
         let message = e.to_string();
         if matches!(e, crate::repro::project::ProjectError::ArchiveTooLarge { .. }) {
@@ -316,10 +335,16 @@ impl TryFrom<ReproRequest> for ReproJob {
     fn try_from(request: ReproRequest) -> Result<Self, RequestError> {
         if let Err(message) = request.report.check() {
             let report = &request.report;
-            let too_large = [&report.title, &report.description, &report.observed, &report.expected, &report.free_text]
-                .into_iter()
-                .chain(&report.snippets)
-                .any(|text| text.len() > MAX_REPORT_FIELD_BYTES);
+            let too_large = [
+                &report.title,
+                &report.description,
+                &report.observed,
+                &report.expected,
+                &report.free_text,
+            ]
+            .into_iter()
+            .chain(&report.snippets)
+            .any(|text| text.len() > MAX_REPORT_FIELD_BYTES);
             return Err(if too_large {
                 RequestError::TooLarge(message)
             } else {

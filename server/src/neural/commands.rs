@@ -78,6 +78,16 @@ pub struct TrainArgs {
     /// Stop after this many steps of this run (the schedule still spans --steps).
     #[arg(long)]
     pub stop_after: Option<usize>,
+    /// Where to train (a CUDA build is needed for `cuda`).
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlotLossArgs {
+    /// A checkpoint folder holding `loss.csv`; `loss.png` is written beside it.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -213,6 +223,7 @@ pub fn train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         checkpoint_every: args.checkpoint_every,
         eval_every: args.eval_every,
         stop_after: args.stop_after,
+        device: args.device,
     };
     let state = train::train(&config)?;
     eprintln!(
@@ -222,6 +233,13 @@ pub fn train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         state.seconds,
         args.out.display()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Redraws `loss.png` from `loss.csv`.
+pub fn plot_loss(args: &PlotLossArgs) -> anyhow::Result<ExitCode> {
+    let path = super::plot::plot_dir(&args.dir)?;
+    eprintln!("wrote {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -276,7 +294,9 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
     let json = match args.suite {
         SuiteName::NextState => {
             let data = args.data.clone().ok_or_else(|| {
-                anyhow::anyhow!("--suite next-state needs --data FILE: a corpus heldout.jsonl (replayground corpus --out DIR)")
+                anyhow::anyhow!(
+                    "--suite next-state needs --data FILE: a corpus heldout.jsonl (replayground corpus --out DIR)"
+                )
             })?;
             let (limit, sampling) = (args.limit, args.sampling.sampling());
             let report = tokio::task::spawn_blocking(move || {
@@ -357,6 +377,10 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
         }
     };
     writeln!(std::io::stdout().lock(), "{json}")?;
-    eprintln!("evaluated on {} in {:.1} s", device::describe(&device), started.elapsed().as_secs_f64());
+    eprintln!(
+        "evaluated on {} in {:.1} s",
+        device::describe(&device),
+        started.elapsed().as_secs_f64()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -473,7 +473,8 @@ fn roll_forward(
                 let Some(state) = predict_one(debugger, &prefix, Action::StepOver, sampling, counts)? else {
                     return Ok(None);
                 };
-                let left_f = state.depth != Some(1) || matches!(state.event, StopKind::Return | StopKind::Exception | StopKind::End);
+                let left_f = state.depth != Some(1)
+                    || matches!(state.event, StopKind::Return | StopKind::Exception | StopKind::End);
                 if left_f {
                     return Ok(Some(state));
                 }
@@ -611,7 +612,13 @@ pub async fn evaluate(
             let mut counts = Counts::default();
             let mut answers = Vec::with_capacity(kept.len());
             for (i, truth) in &kept {
-                answers.push(model_answers(&mut debugger, &options, truth, &problems[*i], &mut counts)?);
+                answers.push(model_answers(
+                    &mut debugger,
+                    &options,
+                    truth,
+                    &problems[*i],
+                    &mut counts,
+                )?);
                 bar.inc(1);
             }
             Ok((answers, counts))
@@ -627,7 +634,11 @@ pub async fn evaluate(
         let problem = problems[*i].clone();
         let checker = Arc::clone(&checker);
         set.spawn(async move {
-            let checks: Vec<Check> = answers.iter().flatten().map(|a| answer_check(suite, &problem, a)).collect();
+            let checks: Vec<Check> = answers
+                .iter()
+                .flatten()
+                .map(|a| answer_check(suite, &problem, a))
+                .collect();
             let results = checker.check(&problem.code, &checks).await?;
             let mut results = results.into_iter();
             let passed: Vec<bool> = answers
@@ -712,6 +723,9 @@ mod tests {
             answer(Suite::Input, &state(StopKind::Call, None)).as_deref(),
             Some("'x', [1, 2]")
         );
-        assert_eq!(program("def f(x):\n    return x\n", "1"), "def f(x):\n    return x\n\n\nresult = f(1)\n");
+        assert_eq!(
+            program("def f(x):\n    return x\n", "1"),
+            "def f(x):\n    return x\n\n\nresult = f(1)\n"
+        );
     }
 }

@@ -52,7 +52,10 @@ mod tests {
     fn cpu_is_always_available_and_auto_falls_back_to_it() {
         assert!(choose(DeviceChoice::Cpu).unwrap().is_cpu());
         let auto = choose(DeviceChoice::Auto).unwrap();
-        assert_eq!(auto.is_cuda(), candle_core::utils::cuda_is_available() && auto.is_cuda());
+        assert_eq!(
+            auto.is_cuda(),
+            candle_core::utils::cuda_is_available() && auto.is_cuda()
+        );
         if !candle_core::utils::cuda_is_available() {
             assert!(auto.is_cpu());
             assert!(matches!(choose(DeviceChoice::Cuda), Err(DeviceError::NotBuilt)));

@@ -308,7 +308,8 @@ impl NeuralDebugger {
             for (id, value) in values.iter_mut().enumerate() {
                 let piece = self.token_bytes.get(id).map_or(&[][..], Vec::as_slice);
                 let mut probe = machine.clone();
-                if piece.is_empty() || !probe.feed(piece) || (piece.contains(&b'.') && unchanged.breaks(&bytes, piece)) {
+                if piece.is_empty() || !probe.feed(piece) || (piece.contains(&b'.') && unchanged.breaks(&bytes, piece))
+                {
                     *value = f32::NEG_INFINITY;
                 } else {
                     any = true;
@@ -368,12 +369,12 @@ impl<'a> UnchangedGuard<'a> {
         let (_, depth, function) = (words.next(), words.next(), words.next());
         let known: Vec<&str> = self
             .previous
-            .filter(|p| {
-                p.function.as_deref() == function && p.depth.map(|d| d.to_string()).as_deref() == depth
-            })
+            .filter(|p| p.function.as_deref() == function && p.depth.map(|d| d.to_string()).as_deref() == depth)
             .map(|p| {
                 let vars = if p.depth == Some(0) { &p.globals } else { &p.locals };
-                vars.as_ref().map(|v| v.0.iter().map(|(n, _)| n.as_str()).collect()).unwrap_or_default()
+                vars.as_ref()
+                    .map(|v| v.0.iter().map(|(n, _)| n.as_str()).collect())
+                    .unwrap_or_default()
             })
             .unwrap_or_default();
         json_values(&text[at + marker.len()..])

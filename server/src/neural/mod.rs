@@ -10,6 +10,7 @@ pub mod eval;
 pub mod generator;
 pub mod infer;
 pub mod model;
+pub mod plot;
 pub mod policy;
 pub mod tokenizer;
 pub mod train;

@@ -6,7 +6,8 @@
 //! clipping, written here so that its moments can be checkpointed: a run stopped at
 //! any checkpoint resumes with the same weights, moments, schedule and data order.
 //! Every checkpoint directory is a complete Hugging Face-style model
-//! (`config.json`, `tokenizer.json`, `model.safetensors`).
+//! (`config.json`, `tokenizer.json`, `model.safetensors`), with `loss.csv` and its
+//! curve `loss.png`.
 
 use std::collections::HashMap;
 use std::fs::OpenOptions;
@@ -22,7 +23,9 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use tokenizers::Tokenizer;
 
+use super::device::{self, DeviceChoice};
 use super::model::{Qwen2Config, TrainableQwen2};
+use super::plot;
 use super::tokenizer::{self, END_OF_TEXT};
 
 /// What to train and how.
@@ -48,6 +51,9 @@ pub struct TrainConfig {
     /// schedule of the whole `steps`: for training in several sittings.
     #[serde(default)]
     pub stop_after: Option<usize>,
+    /// Where to train; not saved, so a run may resume on another device.
+    #[serde(skip)]
+    pub device: DeviceChoice,
 }
 
 /// Saved next to the weights so that a run can resume.
@@ -207,7 +213,13 @@ pub fn token_stream(tokenizer: &Tokenizer, jsonl: &Path) -> anyhow::Result<Vec<u
 }
 
 /// `batch` random windows of `context + 1` tokens: inputs and next-token targets.
-fn batch(stream: &[u32], batch: usize, context: usize, rng: &mut impl Rng) -> candle_core::Result<(Tensor, Tensor)> {
+fn batch(
+    stream: &[u32],
+    batch: usize,
+    context: usize,
+    rng: &mut impl Rng,
+    device: &Device,
+) -> candle_core::Result<(Tensor, Tensor)> {
     let mut inputs = Vec::with_capacity(batch * context);
     let mut targets = Vec::with_capacity(batch * context);
     for _ in 0..batch {
@@ -216,8 +228,8 @@ fn batch(stream: &[u32], batch: usize, context: usize, rng: &mut impl Rng) -> ca
         targets.extend_from_slice(&stream[start + 1..=start + context]);
     }
     Ok((
-        Tensor::from_vec(inputs, (batch, context), &Device::Cpu)?,
-        Tensor::from_vec(targets, (batch, context), &Device::Cpu)?,
+        Tensor::from_vec(inputs, (batch, context), device)?,
+        Tensor::from_vec(targets, (batch, context), device)?,
     ))
 }
 
@@ -228,7 +240,7 @@ fn loss(model: &TrainableQwen2, inputs: &Tensor, targets: &Tensor) -> candle_cor
 
 /// Trains (or resumes) a model as `config` says; returns the final state.
 pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
-    let device = Device::Cpu;
+    let device = device::choose(config.device)?;
     std::fs::create_dir_all(&config.out)?;
     let tokenizer_path = config.out.join("tokenizer.json");
     let tokenizer = if tokenizer_path.is_file() {
@@ -306,7 +318,7 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
         // The data order depends only on the seed and the step, so a resumed run sees
         // the same batches as an uninterrupted one.
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ (state.step as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let (inputs, targets) = batch(&train_stream, config.batch_size, config.context, &mut rng)?;
+        let (inputs, targets) = batch(&train_stream, config.batch_size, config.context, &mut rng, &device)?;
         let step_started = Instant::now();
         let train_loss = loss(&model, &inputs, &targets)?;
         let grads = train_loss.backward()?;
@@ -323,7 +335,7 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
         let tps = tokens_per_step as f64 / step_started.elapsed().as_secs_f64();
         let heldout = if state.step.is_multiple_of(config.eval_every.max(1)) || state.step == config.steps {
             let mut eval_rng = ChaCha8Rng::seed_from_u64(config.seed.wrapping_add(1));
-            let (i, t) = batch(&heldout_stream, config.batch_size, config.context, &mut eval_rng)?;
+            let (i, t) = batch(&heldout_stream, config.batch_size, config.context, &mut eval_rng, &device)?;
             Some(loss(&model, &i, &t)?.to_scalar::<f32>()?)
         } else {
             None
@@ -396,6 +408,7 @@ fn checkpoint(varmap: &VarMap, optimizer: &AdamW, state: &TrainerState, out: &Pa
     write("trainer_state.json", &|p| {
         Ok(std::fs::write(p, serde_json::to_string_pretty(state)?)?)
     })?;
+    plot::plot_dir(out)?;
     Ok(())
 }
 
@@ -423,6 +436,7 @@ mod tests {
             checkpoint_every: 10,
             eval_every: 10,
             stop_after: None,
+            device: DeviceChoice::Cpu,
         };
         assert!(learning_rate(&config, 0) < learning_rate(&config, 9));
         assert!((learning_rate(&config, 10) - 1e-3).abs() < 1e-9);

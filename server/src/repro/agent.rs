@@ -143,7 +143,14 @@ async fn emit(events: &Sender<AgentEvent>, event: AgentEvent) {
 }
 
 async fn say(events: &Sender<AgentEvent>, stage: Stage, message: impl Into<String>) {
-    emit(events, AgentEvent::Progress { stage, message: message.into() }).await;
+    emit(
+        events,
+        AgentEvent::Progress {
+            stage,
+            message: message.into(),
+        },
+    )
+    .await;
 }
 
 /// The restructuring without its stage: the report's own fields, classified as they are.
@@ -155,7 +162,11 @@ fn unstructured(report: &BugReport) -> RestructuredReport {
         .collect::<Vec<_>>()
         .join("\n\n");
     let symptom = classify(&format!("{problem}\n{}", report.observed));
-    let framework = detect_framework(&format!("{}\n{}", code_snippets(report).join("\n"), report_text(report)));
+    let framework = detect_framework(&format!(
+        "{}\n{}",
+        code_snippets(report).join("\n"),
+        report_text(report)
+    ));
     RestructuredReport {
         problem,
         observed: report.observed.clone(),
@@ -201,15 +212,29 @@ async fn find_contexts(
                 });
             }
         })?;
-        let retrieval = RetrievalConfig { top_k, ..RetrievalConfig::default() };
+        let retrieval = RetrievalConfig {
+            top_k,
+            ..RetrievalConfig::default()
+        };
         let contexts = retriever.retrieve(&query, &retrieval, embedder.as_deref(), reranker.as_deref());
-        let loops: Vec<String> = retriever.training_loops().iter().map(|l| l.describe()).collect();
+        let loops: Vec<String> = retriever
+            .training_loops()
+            .iter()
+            .map(super::extract::TrainingLoop::describe)
+            .collect();
         Ok::<_, super::retrieval::RetrievalError>((contexts, loops))
     })
     .await;
     match built {
         Ok(Ok((contexts, training_loops))) => {
-            emit(events, AgentEvent::Context { contexts: contexts.clone(), training_loops }).await;
+            emit(
+                events,
+                AgentEvent::Context {
+                    contexts: contexts.clone(),
+                    training_loops,
+                },
+            )
+            .await;
             contexts
         }
         Ok(Err(e)) => {
@@ -217,7 +242,12 @@ async fn find_contexts(
             Vec::new()
         }
         Err(e) => {
-            say(events, Stage::Context, format!("no context from the project: retrieval stopped ({e})")).await;
+            say(
+                events,
+                Stage::Context,
+                format!("no context from the project: retrieval stopped ({e})"),
+            )
+            .await;
             Vec::new()
         }
     }
@@ -257,6 +287,8 @@ impl Checked {
     }
 }
 
+// The checks need the candidate, the report and the whole run's settings.
+#[allow(clippy::too_many_arguments)]
 async fn check_candidate(
     code: &str,
     restructured: &RestructuredReport,
@@ -267,7 +299,11 @@ async fn check_candidate(
     attempt: u32,
     events: &Sender<AgentEvent>,
 ) -> Checked {
-    let mut checked = Checked { verdicts: Vec::new(), diagnostics: Vec::new(), run: None };
+    let mut checked = Checked {
+        verdicts: Vec::new(),
+        diagnostics: Vec::new(),
+        run: None,
+    };
     let llm = deps.llm.as_deref();
     let mut parses = true;
     if config.on(Stage::Structural) {
@@ -281,18 +317,46 @@ async fn check_candidate(
         checked.diagnostics = diagnostics;
     }
     for verdict in &checked.verdicts {
-        emit(events, AgentEvent::Check { attempt, verdict: verdict.clone() }).await;
+        emit(
+            events,
+            AgentEvent::Check {
+                attempt,
+                verdict: verdict.clone(),
+            },
+        )
+        .await;
     }
     if config.on(Stage::Relevance) {
         let verdict = checks::relevance(code, text, deps.embedder.as_ref(), llm).await;
-        emit(events, AgentEvent::Check { attempt, verdict: verdict.clone() }).await;
+        emit(
+            events,
+            AgentEvent::Check {
+                attempt,
+                verdict: verdict.clone(),
+            },
+        )
+        .await;
         checked.verdicts.push(verdict);
     }
     // A script that does not parse would only show a SyntaxError.
     if config.on(Stage::Runtime) && parses {
-        let (verdict, run) =
-            checks::runtime(deps.sandbox.as_ref(), &deps.python, &config.run_limits, code, restructured, llm).await;
-        emit(events, AgentEvent::Check { attempt, verdict: verdict.clone() }).await;
+        let (verdict, run) = checks::runtime(
+            deps.sandbox.as_ref(),
+            &deps.python,
+            &config.run_limits,
+            code,
+            restructured,
+            llm,
+        )
+        .await;
+        emit(
+            events,
+            AgentEvent::Check {
+                attempt,
+                verdict: verdict.clone(),
+            },
+        )
+        .await;
         checked.verdicts.push(verdict);
         checked.run = run;
     }
@@ -338,7 +402,11 @@ async fn run(
         events,
         AgentEvent::Started {
             stages,
-            generator: if llm.is_some() { "llm".to_owned() } else { "rules".to_owned() },
+            generator: if llm.is_some() {
+                "llm".to_owned()
+            } else {
+                "rules".to_owned()
+            },
             llm: llm.as_ref().map(|l| l.name()),
         },
     )
@@ -367,7 +435,13 @@ async fn run(
     } else {
         unstructured(report)
     };
-    emit(events, AgentEvent::Report { report: restructured.clone() }).await;
+    emit(
+        events,
+        AgentEvent::Report {
+            report: restructured.clone(),
+        },
+    )
+    .await;
 
     let steps: Vec<PlanStep> = if config.on(Stage::Plan) {
         let (steps, note) = plan::plan(&restructured, contexts.first(), llm.as_deref(), &mut |_| {}).await;
@@ -380,10 +454,24 @@ async fn run(
         Vec::new()
     };
 
-    let text = format!("{}\n{}\n{}", restructured.problem, restructured.observed, report_text(report));
-    let ruff = if config.on(Stage::Static) { checks::locate_ruff() } else { None };
+    let text = format!(
+        "{}\n{}\n{}",
+        restructured.problem,
+        restructured.observed,
+        report_text(report)
+    );
+    let ruff = if config.on(Stage::Static) {
+        checks::locate_ruff()
+    } else {
+        None
+    };
     if config.on(Stage::Static) && ruff.is_none() {
-        say(events, Stage::Static, "ruff is not installed (run `cargo xtask setup`): static checks are skipped").await;
+        say(
+            events,
+            Stage::Static,
+            "ruff is not installed (run `cargo xtask setup`): static checks are skipped",
+        )
+        .await;
     }
     let slots: Vec<Option<&RankedContext>> = if contexts.is_empty() {
         vec![None]
@@ -394,7 +482,12 @@ async fn run(
     let mut llm_working = llm.is_some();
     'contexts: for (index, context) in slots.iter().enumerate() {
         let context_number = if context.is_some() { index as u32 + 1 } else { 0 };
-        let input = GenInput { report, restructured: &restructured, plan: &steps, context: *context };
+        let input = GenInput {
+            report,
+            restructured: &restructured,
+            plan: &steps,
+            context: *context,
+        };
         let mut previous: Option<(Candidate, Checked)> = None;
         for round in 0..config.attempts_per_context.max(1) {
             if events.is_closed() {
@@ -404,14 +497,30 @@ async fn run(
             let refining = round > 0 && config.on(Stage::Refine);
             let candidate = if llm_working {
                 let llm = llm.as_deref().expect("llm_working implies an LLM");
-                emit(events, AgentEvent::AttemptStarted { attempt, context: context_number }).await;
+                emit(
+                    events,
+                    AgentEvent::AttemptStarted {
+                        attempt,
+                        context: context_number,
+                    },
+                )
+                .await;
                 let feedback = previous.as_ref().map(|(_, c)| generate::feedback_text(&c.verdicts));
-                let prior = previous.as_ref().zip(feedback.as_deref()).filter(|_| refining).map(|((c, _), f)| (c, f));
+                let prior = previous
+                    .as_ref()
+                    .zip(feedback.as_deref())
+                    .filter(|_| refining)
+                    .map(|((c, _), f)| (c, f));
                 match llm_generate(llm, &input, prior, attempt, events).await {
                     Ok(candidate) => candidate,
                     Err(e) => {
                         llm_working = false;
-                        say(events, Stage::Refine, format!("{e}; continuing with the rule-based generator")).await;
+                        say(
+                            events,
+                            Stage::Refine,
+                            format!("{e}; continuing with the rule-based generator"),
+                        )
+                        .await;
                         generate::rule_candidate(&input)
                     }
                 }
@@ -435,14 +544,36 @@ async fn run(
                     }
                     break;
                 };
-                emit(events, AgentEvent::AttemptStarted { attempt, context: context_number }).await;
+                emit(
+                    events,
+                    AgentEvent::AttemptStarted {
+                        attempt,
+                        context: context_number,
+                    },
+                )
+                .await;
                 for line in next.code.split_inclusive('\n') {
-                    emit(events, AgentEvent::Token { attempt, text: line.to_owned() }).await;
+                    emit(
+                        events,
+                        AgentEvent::Token {
+                            attempt,
+                            text: line.to_owned(),
+                        },
+                    )
+                    .await;
                 }
                 next
             };
             progress.attempts = attempt;
-            emit(events, AgentEvent::Candidate { attempt, code: candidate.code.clone(), edits: candidate.edits.clone() }).await;
+            emit(
+                events,
+                AgentEvent::Candidate {
+                    attempt,
+                    code: candidate.code.clone(),
+                    edits: candidate.edits.clone(),
+                },
+            )
+            .await;
             if !seen.insert(candidate.code.clone()) {
                 emit(
                     events,
@@ -456,24 +587,52 @@ async fn run(
                 .await;
                 break;
             }
-            let checked =
-                check_candidate(&candidate.code, &restructured, &text, deps, config, ruff.as_deref(), attempt, events).await;
+            let checked = check_candidate(
+                &candidate.code,
+                &restructured,
+                &text,
+                deps,
+                config,
+                ruff.as_deref(),
+                attempt,
+                events,
+            )
+            .await;
             let (score, observed) = checked.score();
             let accepted = observed && score >= config.accept_score;
             let feedback = generate::feedback_text(&checked.verdicts);
-            emit(events, AgentEvent::AttemptFinished { attempt, score, accepted, feedback }).await;
+            emit(
+                events,
+                AgentEvent::AttemptFinished {
+                    attempt,
+                    score,
+                    accepted,
+                    feedback,
+                },
+            )
+            .await;
             let approximated = checked.verdict(CheckKind::Runtime).is_some_and(|v| v.approximated);
             if progress.best.as_ref().is_none_or(|b| score > b.score) {
                 progress.best = Some(Best {
                     score,
                     code: candidate.code.clone(),
-                    observed: checked.run.as_ref().filter(|_| !approximated).map(|r| r.symptom.clone()),
+                    observed: checked
+                        .run
+                        .as_ref()
+                        .filter(|_| !approximated)
+                        .map(|r| r.symptom.clone()),
                     approximated,
                 });
             }
             if accepted {
                 let outcome = progress.outcome(true, started);
-                emit(events, AgentEvent::Finished { outcome: outcome.clone() }).await;
+                emit(
+                    events,
+                    AgentEvent::Finished {
+                        outcome: outcome.clone(),
+                    },
+                )
+                .await;
                 return outcome;
             }
             if let Some(missing) = checked.run.as_ref().and_then(|r| r.missing.clone()) {
@@ -489,7 +648,13 @@ async fn run(
         }
     }
     let outcome = progress.outcome(false, started);
-    emit(events, AgentEvent::Finished { outcome: outcome.clone() }).await;
+    emit(
+        events,
+        AgentEvent::Finished {
+            outcome: outcome.clone(),
+        },
+    )
+    .await;
     outcome
 }
 
@@ -506,7 +671,7 @@ pub struct ReproArgs {
     /// `scripted:FILE`. Without one the rule-based generator writes the candidates.
     #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
     pub llm: Option<String>,
-    /// A cross-encoder directory (BertForSequenceClassification) to rerank contexts.
+    /// A cross-encoder directory (`BertForSequenceClassification`) to rerank contexts.
     #[arg(long, env = "REPLAYGROUND_RERANKER", value_name = "DIR")]
     pub reranker: Option<PathBuf>,
     /// Switch a stage off (repeatable): context, restructure, plan, structural, static, relevance, runtime, refine.
@@ -532,10 +697,16 @@ pub fn read_report(path: &std::path::Path) -> anyhow::Result<BugReport> {
         .map_err(|e| anyhow::anyhow!("cannot read the report {}: {e}; check the path", path.display()))?;
     if path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
         serde_json::from_str(&text).map_err(|e| {
-            anyhow::anyhow!("the report {} is not a bug report in JSON ({e}); see BugReport in shared/src/repro.rs", path.display())
+            anyhow::anyhow!(
+                "the report {} is not a bug report in JSON ({e}); see BugReport in shared/src/repro.rs",
+                path.display()
+            )
         })
     } else {
-        Ok(BugReport { free_text: text, ..BugReport::default() })
+        Ok(BugReport {
+            free_text: text,
+            ..BugReport::default()
+        })
     }
 }
 
@@ -543,9 +714,15 @@ fn read_project(path: &std::path::Path) -> anyhow::Result<Project> {
     if path.is_dir() {
         return Ok(Project::from_dir(path)?);
     }
-    let bytes = std::fs::read(path)
-        .map_err(|e| anyhow::anyhow!("cannot read the project {}: {e}; give a directory or an archive", path.display()))?;
-    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let bytes = std::fs::read(path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the project {}: {e}; give a directory or an archive",
+            path.display()
+        )
+    })?;
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     Ok(Project::from_archive(&name, &bytes)?)
 }
 
@@ -553,55 +730,109 @@ fn read_project(path: &std::path::Path) -> anyhow::Result<Project> {
 fn describe(event: &AgentEvent) -> Option<String> {
     Some(match event {
         AgentEvent::Started { generator, llm, .. } => {
-            format!("reproducing with the {generator} generator{}", llm.as_ref().map(|l| format!(" ({l})")).unwrap_or_default())
+            format!(
+                "reproducing with the {generator} generator{}",
+                llm.as_ref().map(|l| format!(" ({l})")).unwrap_or_default()
+            )
         }
         AgentEvent::Progress { stage, message } => format!("[{}] {message}", stage.as_str()),
-        AgentEvent::Context { contexts, training_loops } => {
-            let mut lines = vec![format!("context: {} ranked chunk(s), {} training loop(s)", contexts.len(), training_loops.len())];
-            lines.extend(contexts.iter().map(|c| format!("  {:.2}  {}:{}-{} {}", c.score, c.path, c.start_line, c.end_line, c.name)));
+        AgentEvent::Context {
+            contexts,
+            training_loops,
+        } => {
+            let mut lines = vec![format!(
+                "context: {} ranked chunk(s), {} training loop(s)",
+                contexts.len(),
+                training_loops.len()
+            )];
+            lines.extend(contexts.iter().map(|c| {
+                format!(
+                    "  {:.2}  {}:{}-{} {}",
+                    c.score, c.path, c.start_line, c.end_line, c.name
+                )
+            }));
             lines.join("\n")
         }
         AgentEvent::Report { report } => format!(
             "report: {}{} ({} step(s){})",
             report.symptom.class.as_str(),
-            report.symptom.error_type.as_ref().map(|e| format!(" {e}")).unwrap_or_default(),
+            report
+                .symptom
+                .error_type
+                .as_ref()
+                .map(|e| format!(" {e}"))
+                .unwrap_or_default(),
             report.steps.len(),
             report.framework.as_ref().map(|f| format!(", {f}")).unwrap_or_default()
         ),
         AgentEvent::Plan { steps } => {
             let mut lines = vec!["plan:".to_owned()];
-            lines.extend(steps.iter().enumerate().map(|(i, s)| format!("  {}. {}", i + 1, s.description)));
+            lines.extend(
+                steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| format!("  {}. {}", i + 1, s.description)),
+            );
             lines.join("\n")
         }
         AgentEvent::AttemptStarted { attempt, context } => {
-            format!("attempt {attempt}{}", if *context > 0 { format!(" (context {context})") } else { String::new() })
+            format!(
+                "attempt {attempt}{}",
+                if *context > 0 {
+                    format!(" (context {context})")
+                } else {
+                    String::new()
+                }
+            )
         }
         AgentEvent::Token { .. } => return None,
         AgentEvent::Candidate { code, edits, .. } => {
             format!("  candidate: {} lines; {}", code.lines().count(), edits.join("; "))
         }
         AgentEvent::Check { verdict, .. } => {
-            let mark = if verdict.passed { "pass" } else if verdict.approximated { "~approx" } else { "FAIL" };
+            let mark = if verdict.passed {
+                "pass"
+            } else if verdict.approximated {
+                "~approx"
+            } else {
+                "FAIL"
+            };
             let score = verdict.score.map(|s| format!(" {s:.2}")).unwrap_or_default();
-            format!("  {mark:<7} {:<10}{score}  {}", format!("{:?}", verdict.check).to_lowercase(), verdict.detail)
+            format!(
+                "  {mark:<7} {:<10}{score}  {}",
+                format!("{:?}", verdict.check).to_lowercase(),
+                verdict.detail
+            )
         }
         AgentEvent::AttemptFinished { score, accepted, .. } => {
             format!("  score {score:.2}{}", if *accepted { " (accepted)" } else { "" })
         }
         AgentEvent::Finished { outcome } => format!(
             "{} after {} attempt(s) in {:.1} s, best score {:.2}{}",
-            if outcome.reproduced { "REPRODUCED" } else { "not reproduced" },
+            if outcome.reproduced {
+                "REPRODUCED"
+            } else {
+                "not reproduced"
+            },
             outcome.attempts,
             outcome.elapsed_ms as f64 / 1000.0,
             outcome.score,
-            if outcome.approximated { " (approximated: not observed here)" } else { "" }
+            if outcome.approximated {
+                " (approximated: not observed here)"
+            } else {
+                ""
+            }
         ),
         AgentEvent::Failed { message } => format!("failed: {message}"),
     })
 }
 
 /// Runs `replayground repro`; exit status 0 when the bug was reproduced, 1 when not.
-pub async fn command(args: &ReproArgs, sandbox: Arc<dyn Sandbox>, python: PathBuf) -> anyhow::Result<std::process::ExitCode> {
+pub async fn command(
+    args: &ReproArgs,
+    sandbox: Arc<dyn Sandbox>,
+    python: PathBuf,
+) -> anyhow::Result<std::process::ExitCode> {
     use std::io::{IsTerminal as _, Write as _};
     let report = read_report(&args.report)?;
     if let Err(message) = report.check() {
@@ -614,27 +845,35 @@ pub async fn command(args: &ReproArgs, sandbox: Arc<dyn Sandbox>, python: PathBu
             eprintln!("{line}");
         }
     };
-    let embedder = match Embedder::locate() {
-        Some(dir) => {
-            let loaded = tokio::task::spawn_blocking(move || Embedder::load(&dir).map_err(|e| (dir, e))).await?;
-            match loaded {
-                Ok(embedder) => Some(Arc::new(embedder)),
-                Err((dir, e)) => {
-                    notes(&format!("the embedding model in {} cannot be loaded ({e}); going on without it", dir.display()));
-                    None
-                }
+    let embedder = if let Some(dir) = Embedder::locate() {
+        let loaded = tokio::task::spawn_blocking(move || Embedder::load(&dir).map_err(|e| (dir, e))).await?;
+        match loaded {
+            Ok(embedder) => Some(Arc::new(embedder)),
+            Err((dir, e)) => {
+                notes(&format!(
+                    "the embedding model in {} cannot be loaded ({e}); going on without it",
+                    dir.display()
+                ));
+                None
             }
         }
-        None => {
-            notes("no embedding model found (run `cargo xtask setup` or set REPLAYGROUND_EMBEDDINGS): BM25 retrieval and word-overlap relevance only");
-            None
-        }
+    } else {
+        notes(
+            "no embedding model found (run `cargo xtask setup` or set REPLAYGROUND_EMBEDDINGS): BM25 retrieval and word-overlap relevance only",
+        );
+        None
     };
     let reranker = match &args.reranker {
         Some(dir) => Some(Arc::new(CrossEncoder::load(dir)?)),
         None => None,
     };
-    let deps = AgentDeps { sandbox, python, embedder, reranker, llm };
+    let deps = AgentDeps {
+        sandbox,
+        python,
+        embedder,
+        reranker,
+        llm,
+    };
     let config = AgentConfig {
         ablate: args.ablate.iter().copied().collect(),
         attempts_per_context: args.attempts.max(1),
@@ -694,7 +933,8 @@ pub async fn command(args: &ReproArgs, sandbox: Arc<dyn Sandbox>, python: PathBu
     if let Some(script) = &outcome.script {
         match &args.out {
             Some(path) => {
-                std::fs::write(path, script).map_err(|e| anyhow::anyhow!("cannot write the script to {}: {e}", path.display()))?;
+                std::fs::write(path, script)
+                    .map_err(|e| anyhow::anyhow!("cannot write the script to {}: {e}", path.display()))?;
                 notes(&format!("script written to {}", path.display()));
             }
             None if !args.json => {
@@ -704,5 +944,9 @@ pub async fn command(args: &ReproArgs, sandbox: Arc<dyn Sandbox>, python: PathBu
             None => {}
         }
     }
-    Ok(if outcome.reproduced { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::from(1) })
+    Ok(if outcome.reproduced {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(1)
+    })
 }

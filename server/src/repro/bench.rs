@@ -73,7 +73,10 @@ pub enum BenchError {
 }
 
 fn case_error(case: &str, reason: impl Into<String>) -> BenchError {
-    BenchError::Case { case: case.to_owned(), reason: reason.into() }
+    BenchError::Case {
+        case: case.to_owned(),
+        reason: reason.into(),
+    }
 }
 
 /// Reads a bug report: `.json` in the `BugReport` shape, anything else as pasted free text.
@@ -82,7 +85,10 @@ pub fn read_report(path: &Path) -> Result<BugReport, String> {
     let report = if path.extension().is_some_and(|ext| ext == "json") {
         serde_json::from_str::<BugReport>(&text).map_err(|e| format!("{} is not a bug report ({e})", path.display()))?
     } else {
-        BugReport { free_text: text, ..BugReport::default() }
+        BugReport {
+            free_text: text,
+            ..BugReport::default()
+        }
     };
     report.check().map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(report)
@@ -90,16 +96,28 @@ pub fn read_report(path: &Path) -> Result<BugReport, String> {
 
 /// Loads one case folder and checks its ground truth against its project.
 pub fn load_case(dir: &Path) -> Result<Case, BenchError> {
-    let name = dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = dir
+        .file_name()
+        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
     let truth_text = std::fs::read_to_string(dir.join("case.json"))
         .map_err(|e| case_error(&name, format!("case.json cannot be read ({e})")))?;
-    let truth: CaseTruth = serde_json::from_str(&truth_text)
-        .map_err(|e| case_error(&name, format!("case.json is not valid ({e}); see tests/repro-suite/README.md")))?;
+    let truth: CaseTruth = serde_json::from_str(&truth_text).map_err(|e| {
+        case_error(
+            &name,
+            format!("case.json is not valid ({e}); see tests/repro-suite/README.md"),
+        )
+    })?;
     if let Some(unknown) = truth.requires.iter().find(|r| !PACKAGES.contains(&r.as_str())) {
-        return Err(case_error(&name, format!("requires `{unknown}`; known packages are {}", PACKAGES.join(", "))));
+        return Err(case_error(
+            &name,
+            format!("requires `{unknown}`; known packages are {}", PACKAGES.join(", ")),
+        ));
     }
     if truth.requires.is_empty() {
-        return Err(case_error(&name, "requires is empty; name the packages the reproduction needs"));
+        return Err(case_error(
+            &name,
+            "requires is empty; name the packages the reproduction needs",
+        ));
     }
     let report_path = ["report.json", "report.md", "report.txt"]
         .iter()
@@ -109,7 +127,8 @@ pub fn load_case(dir: &Path) -> Result<Case, BenchError> {
     let report = read_report(&report_path).map_err(|e| case_error(&name, e))?;
     let project_dir = dir.join("project");
     let project = if project_dir.is_dir() {
-        let project = Project::from_dir(&project_dir).map_err(|e| case_error(&name, format!("its project cannot be read: {e}")))?;
+        let project = Project::from_dir(&project_dir)
+            .map_err(|e| case_error(&name, format!("its project cannot be read: {e}")))?;
         Some(Arc::new(project))
     } else {
         None
@@ -118,18 +137,29 @@ pub fn load_case(dir: &Path) -> Result<Case, BenchError> {
     for file in named_files {
         let present = project.as_ref().is_some_and(|p| p.file(file).is_some());
         if !present {
-            return Err(case_error(&name, format!("case.json names `{file}`, which is not in its project/")));
+            return Err(case_error(
+                &name,
+                format!("case.json names `{file}`, which is not in its project/"),
+            ));
         }
     }
     if project.is_some() && truth.buggy_file.is_none() {
         return Err(case_error(&name, "has a project/ but case.json names no buggy_file"));
     }
-    Ok(Case { name, report, project, truth })
+    Ok(Case {
+        name,
+        report,
+        project,
+        truth,
+    })
 }
 
 /// Loads every case of a suite folder, sorted by name.
 pub fn load_suite(dir: &Path) -> Result<Vec<Case>, BenchError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| BenchError::Suite { path: dir.to_path_buf(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| BenchError::Suite {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut folders: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
@@ -152,7 +182,10 @@ pub struct Variant {
 
 impl Variant {
     pub fn full() -> Self {
-        Self { name: "full".to_owned(), ablate: BTreeSet::new() }
+        Self {
+            name: "full".to_owned(),
+            ablate: BTreeSet::new(),
+        }
     }
 
     pub fn without(ablate: BTreeSet<Stage>) -> Self {
@@ -292,22 +325,41 @@ fn millis(since: Instant) -> u64 {
 }
 
 /// The stages that run no code: retrieval, training-loop detection, restructuring.
-fn static_stages(case: &Case, embedder: Option<&Embedder>) -> (Option<RetrievalResult>, Option<LoopResult>, Option<String>) {
-    let Some(project) = &case.project else { return (None, None, None) };
+fn static_stages(
+    case: &Case,
+    embedder: Option<&Embedder>,
+) -> (Option<RetrievalResult>, Option<LoopResult>, Option<String>) {
+    let Some(project) = &case.project else {
+        return (None, None, None);
+    };
     let retriever = match Retriever::build(project, embedder, &mut |_, _| {}) {
         Ok(retriever) => retriever,
         Err(e) => return (None, None, Some(format!("retrieval could not index the project: {e}"))),
     };
     let found: BTreeSet<String> = retriever.training_loops().iter().map(|l| l.path.clone()).collect();
-    let loops = LoopResult { expected: case.truth.training_loop_files.clone(), found: found.into_iter().collect() };
+    let loops = LoopResult {
+        expected: case.truth.training_loop_files.clone(),
+        found: found.into_iter().collect(),
+    };
     let retrieval = case.truth.buggy_file.as_ref().map(|buggy| {
-        let config = RetrievalConfig { top_k: RECALL_K, ..RetrievalConfig::default() };
+        let config = RetrievalConfig {
+            top_k: RECALL_K,
+            ..RetrievalConfig::default()
+        };
         // The agent's own query (agent::find_contexts): the report's text and its code.
-        let query = format!("{}\n{}", report_text(&case.report), code_snippets(&case.report).join("\n"));
+        let query = format!(
+            "{}\n{}",
+            report_text(&case.report),
+            code_snippets(&case.report).join("\n")
+        );
         let contexts = retriever.retrieve(&query, &config, embedder, None);
         let retrieved: Vec<String> = contexts.iter().map(|c| c.path.clone()).collect();
         let rank = retrieved.iter().position(|path| path == buggy).map(|i| i + 1);
-        RetrievalResult { buggy_file: buggy.clone(), rank, retrieved }
+        RetrievalResult {
+            buggy_file: buggy.clone(),
+            rank,
+            retrieved,
+        }
     });
     (retrieval, Some(loops), None)
 }
@@ -323,7 +375,10 @@ async fn agent_run(case: &Case, config: &BenchConfig, variant: &Variant, llm: Op
         reranker: None,
         llm,
     };
-    let agent_config = AgentConfig { ablate: variant.ablate.clone(), ..config.agent.clone() };
+    let agent_config = AgentConfig {
+        ablate: variant.ablate.clone(),
+        ..config.agent.clone()
+    };
     // The benchmark reads only the outcome; a small buffer that is drained keeps the agent unblocked.
     let (events, mut drain) = mpsc::channel(64);
     let drained = tokio::spawn(async move {
@@ -335,10 +390,20 @@ async fn agent_run(case: &Case, config: &BenchConfig, variant: &Variant, llm: Op
         }
         failure
     });
-    let outcome =
-        run_agent(case.report.clone(), case.project.clone(), &deps, &agent_config, events, CancellationToken::new()).await;
+    let outcome = run_agent(
+        case.report.clone(),
+        case.project.clone(),
+        &deps,
+        &agent_config,
+        events,
+        CancellationToken::new(),
+    )
+    .await;
     let failure = drained.await.ok().flatten();
-    RunResult { failure, ..judge(case, variant, generator, &outcome, millis(started)) }
+    RunResult {
+        failure,
+        ..judge(case, variant, generator, &outcome, millis(started))
+    }
 }
 
 fn judge(case: &Case, variant: &Variant, generator: String, outcome: &ReproOutcome, elapsed_ms: u64) -> RunResult {
@@ -365,11 +430,21 @@ fn judge(case: &Case, variant: &Variant, generator: String, outcome: &ReproOutco
 }
 
 /// Scores one case: the static stages, then the agent for every variant and generator.
-pub async fn run_case(case: Arc<Case>, config: Arc<BenchConfig>, unavailable: Arc<BTreeMap<String, Option<String>>>) -> CaseResult {
+pub async fn run_case(
+    case: Arc<Case>,
+    config: Arc<BenchConfig>,
+    unavailable: Arc<BTreeMap<String, Option<String>>>,
+) -> CaseResult {
     let started = Instant::now();
     let rules = restructure_rules(&case.report).symptom.class;
     let llm_class = match &config.llm {
-        Some((_, llm)) => Some(restructure(&case.report, Some(llm.as_ref()), &mut |_| {}).await.0.symptom.class),
+        Some((_, llm)) => Some(
+            restructure(&case.report, Some(llm.as_ref()), &mut |_| {})
+                .await
+                .0
+                .symptom
+                .class,
+        ),
         None => None,
     };
     let (retrieval, training_loops, error) = {
@@ -380,8 +455,12 @@ pub async fn run_case(case: Arc<Case>, config: Arc<BenchConfig>, unavailable: Ar
             .unwrap_or_else(|e| (None, None, Some(format!("the retrieval stage panicked: {e}"))))
     };
     let skipped = {
-        let reasons: Vec<&str> =
-            case.truth.requires.iter().filter_map(|p| unavailable.get(p).and_then(Option::as_deref)).collect();
+        let reasons: Vec<&str> = case
+            .truth
+            .requires
+            .iter()
+            .filter_map(|p| unavailable.get(p).and_then(Option::as_deref))
+            .collect();
         (!reasons.is_empty()).then(|| reasons.join("; "))
     };
     let mut runs = Vec::new();
@@ -396,7 +475,11 @@ pub async fn run_case(case: Arc<Case>, config: Arc<BenchConfig>, unavailable: Ar
     CaseResult {
         case: case.name.clone(),
         requires: case.truth.requires.clone(),
-        symptom: SymptomResult { expected: case.truth.symptom, rules, llm: llm_class },
+        symptom: SymptomResult {
+            expected: case.truth.symptom,
+            rules,
+            llm: llm_class,
+        },
         retrieval,
         training_loops,
         runs,
@@ -450,7 +533,11 @@ pub struct Rate {
 
 impl Rate {
     pub fn new(hits: usize, total: usize) -> Self {
-        Self { hits, total, rate: if total == 0 { 0.0 } else { hits as f64 / total as f64 } }
+        Self {
+            hits,
+            total,
+            rate: if total == 0 { 0.0 } else { hits as f64 / total as f64 },
+        }
     }
 }
 
@@ -504,12 +591,20 @@ pub struct TimeStats {
 impl TimeStats {
     fn of(mut values: Vec<u64>) -> Self {
         if values.is_empty() {
-            return Self { mean_ms: 0, p50_ms: 0, max_ms: 0 };
+            return Self {
+                mean_ms: 0,
+                p50_ms: 0,
+                max_ms: 0,
+            };
         }
         values.sort_unstable();
         let mean = values.iter().sum::<u64>() / values.len() as u64;
         // Nearest-rank median: the lower middle value of an even count.
-        Self { mean_ms: mean, p50_ms: values[(values.len() - 1) / 2], max_ms: values[values.len() - 1] }
+        Self {
+            mean_ms: mean,
+            p50_ms: values[(values.len() - 1) / 2],
+            max_ms: values[values.len() - 1],
+        }
     }
 }
 
@@ -553,14 +648,30 @@ pub struct BenchSummary {
 
 impl BenchSummary {
     pub fn new(suite: &str, results: Vec<CaseResult>) -> Self {
-        let symptom_rules =
-            Rate::new(results.iter().filter(|r| r.symptom.rules == r.symptom.expected).count(), results.len());
+        let symptom_rules = Rate::new(
+            results.iter().filter(|r| r.symptom.rules == r.symptom.expected).count(),
+            results.len(),
+        );
         let with_llm: Vec<&CaseResult> = results.iter().filter(|r| r.symptom.llm.is_some()).collect();
         let symptom_llm = (!with_llm.is_empty()).then(|| {
-            Rate::new(with_llm.iter().filter(|r| r.symptom.llm == Some(r.symptom.expected)).count(), with_llm.len())
+            Rate::new(
+                with_llm
+                    .iter()
+                    .filter(|r| r.symptom.llm == Some(r.symptom.expected))
+                    .count(),
+                with_llm.len(),
+            )
         });
-        let ranks: Vec<Option<usize>> = results.iter().filter_map(|r| r.retrieval.as_ref().map(|x| x.rank)).collect();
-        let at = |k: usize| Rate::new(ranks.iter().filter(|rank| rank.is_some_and(|r| r <= k)).count(), ranks.len());
+        let ranks: Vec<Option<usize>> = results
+            .iter()
+            .filter_map(|r| r.retrieval.as_ref().map(|x| x.rank))
+            .collect();
+        let at = |k: usize| {
+            Rate::new(
+                ranks.iter().filter(|rank| rank.is_some_and(|r| r <= k)).count(),
+                ranks.len(),
+            )
+        };
         let uses_framework = |r: &CaseResult| r.requires.iter().any(|p| p == "torch" || p == "tensorflow");
         let mut groups: Vec<(String, String)> = Vec::new();
         for run in results.iter().flat_map(|r| &r.runs) {
@@ -600,7 +711,10 @@ impl BenchSummary {
             retrieval_recall_at_5: at(RECALL_K),
             training_loops: PrecisionRecall::of(results.iter().filter_map(|r| r.training_loops.as_ref())),
             training_loops_frameworks: PrecisionRecall::of(
-                results.iter().filter(|r| uses_framework(r)).filter_map(|r| r.training_loops.as_ref()),
+                results
+                    .iter()
+                    .filter(|r| uses_framework(r))
+                    .filter_map(|r| r.training_loops.as_ref()),
             ),
             reproduction,
             time_per_case: TimeStats::of(results.iter().map(|r| r.elapsed_ms).collect()),
@@ -621,9 +735,20 @@ impl BenchSummary {
         if let Some(llm) = &self.symptom_llm {
             let _ = writeln!(out, "{:<44} {llm}", "symptom classification (llm)");
         }
-        let _ = writeln!(out, "{:<44} {}", "retrieval recall@1 of the buggy file", self.retrieval_recall_at_1);
-        let _ = writeln!(out, "{:<44} {}", "retrieval recall@5 of the buggy file", self.retrieval_recall_at_5);
-        for (label, pr) in [("training loops, all", &self.training_loops), ("training loops, torch/tf", &self.training_loops_frameworks)] {
+        let _ = writeln!(
+            out,
+            "{:<44} {}",
+            "retrieval recall@1 of the buggy file", self.retrieval_recall_at_1
+        );
+        let _ = writeln!(
+            out,
+            "{:<44} {}",
+            "retrieval recall@5 of the buggy file", self.retrieval_recall_at_5
+        );
+        for (label, pr) in [
+            ("training loops, all", &self.training_loops),
+            ("training loops, torch/tf", &self.training_loops_frameworks),
+        ] {
             let _ = writeln!(out, "{:<44} precision {}  recall {}", label, pr.precision, pr.recall);
         }
         let _ = writeln!(
@@ -634,7 +759,11 @@ impl BenchSummary {
             secs(self.time_per_case.p50_ms),
             secs(self.time_per_case.max_ms)
         );
-        let _ = writeln!(out, "\n{:<20} {:<10} {:<16} {:<16} {:<8} {}", "variant", "generator", "reproduced", "accepted", "approx.", "time mean / p50 / max");
+        let _ = writeln!(
+            out,
+            "\n{:<20} {:<10} {:<16} {:<16} {:<8} {}",
+            "variant", "generator", "reproduced", "accepted", "approx.", "time mean / p50 / max"
+        );
         for r in &self.reproduction {
             let _ = writeln!(
                 out,
@@ -656,16 +785,29 @@ impl BenchSummary {
         if self.errors > 0 {
             let _ = writeln!(out, "stage errors: {}", self.errors);
         }
-        let _ = writeln!(out, "\n{:<34} {:<24} {:<24} {:<6} {}", "case", "symptom (truth)", "symptom (rules)", "rank", "runs");
+        let _ = writeln!(
+            out,
+            "\n{:<34} {:<24} {:<24} {:<6} {}",
+            "case", "symptom (truth)", "symptom (rules)", "rank", "runs"
+        );
         for r in &self.results {
-            let rank = r.retrieval.as_ref().map_or("-".to_owned(), |x| x.rank.map_or("miss".to_owned(), |k| k.to_string()));
+            let rank = r
+                .retrieval
+                .as_ref()
+                .map_or("-".to_owned(), |x| x.rank.map_or("miss".to_owned(), |k| k.to_string()));
             let runs = match &r.skipped {
                 Some(reason) => format!("skipped: {reason}"),
                 None => r
                     .runs
                     .iter()
                     .map(|run| {
-                        let mark = if run.reproduced { "✓" } else if run.accepted { "~" } else { "✗" };
+                        let mark = if run.reproduced {
+                            "✓"
+                        } else if run.accepted {
+                            "~"
+                        } else {
+                            "✗"
+                        };
                         format!("{}/{} {mark}", run.variant, run.generator)
                     })
                     .collect::<Vec<_>>()
@@ -683,7 +825,10 @@ impl BenchSummary {
                 let _ = writeln!(out, "    error: {error}");
             }
         }
-        let _ = writeln!(out, "\n✓ reproduced in a real run   ~ accepted by the agent, but not the true symptom or not observed   ✗ not reproduced");
+        let _ = writeln!(
+            out,
+            "\n✓ reproduced in a real run   ~ accepted by the agent, but not the true symptom or not observed   ✗ not reproduced"
+        );
         out
     }
 }
@@ -692,7 +837,12 @@ impl BenchSummary {
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchReproArgs {
     /// The suite: one folder per case with report.md or report.json, case.json and an optional project/.
-    #[arg(long, env = "REPLAYGROUND_REPRO_SUITE", value_name = "DIR", default_value = "tests/repro-suite")]
+    #[arg(
+        long,
+        env = "REPLAYGROUND_REPRO_SUITE",
+        value_name = "DIR",
+        default_value = "tests/repro-suite"
+    )]
     pub suite: PathBuf,
     /// Also measure the agent with this stage switched off (repeat to switch off several at once):
     /// context, restructure, plan, structural, static, relevance, runtime, refine.
@@ -713,6 +863,9 @@ pub struct BenchReproArgs {
     /// Print one JSON object instead of the tables.
     #[arg(long)]
     pub json: bool,
+    /// Leave the sentence embedder out: contexts ranked by BM25 alone, relevance by word overlap.
+    #[arg(long)]
+    pub no_embeddings: bool,
 }
 
 /// Runs `bench-repro`: loads the suite, runs it with a progress bar, prints the tables or JSON.
@@ -728,13 +881,19 @@ pub async fn command(
     if let Some(limit) = args.limit {
         cases.truncate(limit);
     }
-    let embedder = match Embedder::locate() {
+    let located = if args.no_embeddings { None } else { Embedder::locate() };
+    let embedder = match located {
         Some(dir) => {
             let loaded = tokio::task::spawn_blocking(move || Embedder::load(&dir)).await?;
-            Some(Arc::new(loaded.context("loading the sentence embedder for dense retrieval")?))
+            Some(Arc::new(
+                loaded.context("loading the sentence embedder for dense retrieval")?,
+            ))
         }
+        None if args.no_embeddings => None,
         None => {
-            tracing::warn!("no sentence embedder: retrieval ranks by BM25 alone (run `cargo xtask setup` to fetch all-MiniLM-L6-v2)");
+            tracing::warn!(
+                "no sentence embedder: retrieval ranks by BM25 alone (run `cargo xtask setup` to fetch all-MiniLM-L6-v2)"
+            );
             None
         }
     };
@@ -785,7 +944,13 @@ mod tests {
 
     #[test]
     fn precision_and_recall_count_files() {
-        let pr = PrecisionRecall::of([loops(&["train.py"], &["train.py", "eval.py"]), loops(&["a.py", "b.py"], &[])].iter());
+        let pr = PrecisionRecall::of(
+            [
+                loops(&["train.py"], &["train.py", "eval.py"]),
+                loops(&["a.py", "b.py"], &[]),
+            ]
+            .iter(),
+        );
         assert_eq!((pr.true_positives, pr.false_positives, pr.false_negatives), (1, 1, 2));
         assert!((pr.precision.rate - 0.5).abs() < 1e-9);
         assert!((pr.recall.rate - 1.0 / 3.0).abs() < 1e-9);
@@ -808,6 +973,52 @@ mod tests {
         assert_eq!(both[1].name, "-context-static");
     }
 
+    fn crash_case() -> Case {
+        let truth = CaseTruth {
+            symptom: SymptomClass::Crash,
+            error_type: Some("KeyError".to_owned()),
+            buggy_file: None,
+            training_loop_files: Vec::new(),
+            requires: vec!["numpy".to_owned()],
+            notes: String::new(),
+        };
+        Case {
+            name: "k".to_owned(),
+            report: BugReport::default(),
+            project: None,
+            truth,
+        }
+    }
+
+    fn outcome(reproduced: bool, approximated: bool, class: SymptomClass, error_type: Option<&str>) -> ReproOutcome {
+        ReproOutcome {
+            reproduced,
+            score: 0.9,
+            attempts: 1,
+            script: None,
+            observed: Some(replayground_shared::repro::Symptom {
+                class,
+                error_type: error_type.map(str::to_owned),
+                cues: Vec::new(),
+            }),
+            approximated,
+            elapsed_ms: 5,
+        }
+    }
+
+    #[test]
+    fn only_an_observed_run_with_the_true_symptom_reproduces() {
+        let case = crash_case();
+        let full = Variant::full();
+        let judged = |o: &ReproOutcome| judge(&case, &full, "rules".to_owned(), o, 1);
+        assert!(judged(&outcome(true, false, SymptomClass::Crash, Some("KeyError"))).reproduced);
+        let wrong_type = judged(&outcome(true, false, SymptomClass::Crash, Some("ValueError")));
+        assert!(wrong_type.accepted && !wrong_type.reproduced);
+        assert!(!judged(&outcome(true, true, SymptomClass::Crash, Some("KeyError"))).reproduced);
+        assert!(!judged(&outcome(false, false, SymptomClass::Crash, Some("KeyError"))).reproduced);
+        assert!(!judged(&outcome(true, false, SymptomClass::WrongCalculation, None)).reproduced);
+    }
+
     #[test]
     fn a_rate_of_nothing_is_not_a_number() {
         assert_eq!(Rate::new(0, 0).to_string(), "n/a");
@@ -821,14 +1032,34 @@ mod tests {
         std::fs::create_dir_all(case.join("project")).unwrap();
         std::fs::write(case.join("report.md"), "loss is nan").unwrap();
         std::fs::write(case.join("project/train.py"), "x = 1\n").unwrap();
-        std::fs::write(case.join("case.json"), r#"{"symptom": "nan_loss", "requires": ["numpy"]}"#).unwrap();
-        assert!(load_case(&case).unwrap_err().to_string().contains("case.json is not valid"));
-        std::fs::write(case.join("case.json"), r#"{"symptom": "wrong_calculation", "buggy_file": "loss.py", "requires": ["numpy"]}"#)
-            .unwrap();
+        std::fs::write(
+            case.join("case.json"),
+            r#"{"symptom": "nan_loss", "requires": ["numpy"]}"#,
+        )
+        .unwrap();
+        assert!(
+            load_case(&case)
+                .unwrap_err()
+                .to_string()
+                .contains("case.json is not valid")
+        );
+        std::fs::write(
+            case.join("case.json"),
+            r#"{"symptom": "wrong_calculation", "buggy_file": "loss.py", "requires": ["numpy"]}"#,
+        )
+        .unwrap();
         assert!(load_case(&case).unwrap_err().to_string().contains("`loss.py`"));
-        std::fs::write(case.join("case.json"), r#"{"symptom": "crash", "buggy_file": "train.py", "requires": ["jax"]}"#).unwrap();
+        std::fs::write(
+            case.join("case.json"),
+            r#"{"symptom": "crash", "buggy_file": "train.py", "requires": ["jax"]}"#,
+        )
+        .unwrap();
         assert!(load_case(&case).unwrap_err().to_string().contains("`jax`"));
-        std::fs::write(case.join("case.json"), r#"{"symptom": "crash", "buggy_file": "train.py", "requires": ["numpy"]}"#).unwrap();
+        std::fs::write(
+            case.join("case.json"),
+            r#"{"symptom": "crash", "buggy_file": "train.py", "requires": ["numpy"]}"#,
+        )
+        .unwrap();
         let loaded = load_case(&case).unwrap();
         assert_eq!(loaded.report.free_text, "loss is nan");
         assert!(load_suite(&case).is_err(), "a case folder is not a suite");

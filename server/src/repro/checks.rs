@@ -11,6 +11,7 @@
 //!   score stays below acceptance: a reproduction is only claimed when it was observed.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, LazyLock};
@@ -34,13 +35,24 @@ pub const APPROXIMATED_CAP: f32 = 0.6;
 const MAX_STDOUT: usize = 32 * 1024;
 
 fn verdict(check: CheckKind, passed: bool, score: Option<f32>, detail: impl Into<String>) -> CheckVerdict {
-    CheckVerdict { check, passed, score, detail: detail.into(), approximated: false }
+    CheckVerdict {
+        check,
+        passed,
+        score,
+        detail: detail.into(),
+        approximated: false,
+    }
 }
 
 /// Syntax: every ERROR and MISSING node of the tree-sitter tree, with its position.
 pub fn structural(code: &str) -> CheckVerdict {
     let Some(tree) = parse(code) else {
-        return verdict(CheckKind::Structural, false, None, "tree-sitter could not parse the script at all.");
+        return verdict(
+            CheckKind::Structural,
+            false,
+            None,
+            "tree-sitter could not parse the script at all.",
+        );
     };
     let mut problems = Vec::new();
     let mut cursor = tree.walk();
@@ -48,20 +60,55 @@ pub fn structural(code: &str) -> CheckVerdict {
     while let Some(node) = stack.pop() {
         let at = node.start_position();
         if node.is_missing() {
-            problems.push(format!("line {}, column {}: missing `{}`", at.row + 1, at.column + 1, node.kind()));
+            problems.push(format!(
+                "line {}, column {}: missing `{}`",
+                at.row + 1,
+                at.column + 1,
+                node.kind()
+            ));
         } else if node.is_error() {
-            let text: String = code[node.byte_range()].lines().next().unwrap_or("").chars().take(60).collect();
-            problems.push(format!("line {}, column {}: syntax error at `{}`", at.row + 1, at.column + 1, text.trim()));
+            let text: String = code[node.byte_range()]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect();
+            problems.push(format!(
+                "line {}, column {}: syntax error at `{}`",
+                at.row + 1,
+                at.column + 1,
+                text.trim()
+            ));
         } else if node.has_error() {
             stack.extend(node.children(&mut cursor));
         }
     }
-    problems.sort_by_key(|p| p.split(',').next().and_then(|l| l.trim_start_matches("line ").parse::<u32>().ok()).unwrap_or(0));
+    problems.sort_by_key(|p| {
+        p.split(',')
+            .next()
+            .and_then(|l| l.trim_start_matches("line ").parse::<u32>().ok())
+            .unwrap_or(0)
+    });
     if problems.is_empty() {
         verdict(CheckKind::Structural, true, None, "The script parses.")
     } else {
-        verdict(CheckKind::Structural, false, None, format!("The script does not parse: {}", problems.join("; ")))
+        verdict(
+            CheckKind::Structural,
+            false,
+            None,
+            format!("The script does not parse: {}", first_few(&problems, 5)),
+        )
     }
+}
+
+/// The first `n` items joined, and how many more there are.
+fn first_few(items: &[String], n: usize) -> String {
+    let mut text = items.iter().take(n).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > n {
+        let _ = write!(text, "; and {} more", items.len() - n);
+    }
+    text
 }
 
 /// The ruff executable: `$REPLAYGROUND_RUFF`, the checkout's `.tools/bin/ruff` (what
@@ -77,8 +124,11 @@ pub fn locate_ruff() -> Option<PathBuf> {
     if let Some(found) = candidates.into_iter().find(|p| p.is_file()) {
         return Some(found);
     }
-    std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join("ruff")).find(|p| p.is_file()))
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("ruff"))
+            .find(|p| p.is_file())
+    })
 }
 
 /// One diagnostic of `ruff check --output-format json`.
@@ -99,15 +149,27 @@ pub struct RuffLocation {
 /// The diagnostics that make a script fail the static check (the rest are style).
 fn is_blocking(diagnostic: &RuffDiagnostic) -> bool {
     match diagnostic.code.as_deref() {
-        None => true,
-        Some(code) => code.starts_with("E9") || ["F821", "F822", "F823", "F706", "F704", "F702", "F701"].contains(&code),
+        // ruff 0.14 names syntax errors `invalid-syntax`; older versions gave no code.
+        None | Some("invalid-syntax") => true,
+        Some(code) => {
+            code.starts_with("E9") || ["F821", "F822", "F823", "F706", "F704", "F702", "F701"].contains(&code)
+        }
     }
 }
 
 /// Runs ruff on `code` (fed on stdin: nothing is written or executed).
 pub async fn ruff_diagnostics(ruff: &Path, code: &str) -> Result<Vec<RuffDiagnostic>, String> {
     let mut child = tokio::process::Command::new(ruff)
-        .args(["check", "--select", "F,E9", "--output-format", "json", "--no-cache", "--isolated", "--exit-zero"])
+        .args([
+            "check",
+            "--select",
+            "F,E9",
+            "--output-format",
+            "json",
+            "--no-cache",
+            "--isolated",
+            "--exit-zero",
+        ])
         .args(["--stdin-filename", "candidate.py", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -116,11 +178,21 @@ pub async fn ruff_diagnostics(ruff: &Path, code: &str) -> Result<Vec<RuffDiagnos
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", ruff.display()))?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(code.as_bytes()).await.map_err(|e| format!("cannot feed ruff: {e}"))?;
+        stdin
+            .write_all(code.as_bytes())
+            .await
+            .map_err(|e| format!("cannot feed ruff: {e}"))?;
     }
-    let output = child.wait_with_output().await.map_err(|e| format!("ruff failed: {e}"))?;
+    let output = child
+        .wait_with_output()
+        .await
+        .map_err(|e| format!("ruff failed: {e}"))?;
     if !output.status.success() {
-        return Err(format!("ruff exited with {}: {}", output.status, String::from_utf8_lossy(&output.stderr).trim()));
+        return Err(format!(
+            "ruff exited with {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
     }
     serde_json::from_slice(&output.stdout).map_err(|e| format!("ruff's JSON could not be read: {e}"))
 }
@@ -129,7 +201,12 @@ pub async fn ruff_diagnostics(ruff: &Path, code: &str) -> Result<Vec<RuffDiagnos
 pub async fn static_check(code: &str, ruff: Option<&Path>) -> (CheckVerdict, Vec<RuffDiagnostic>) {
     let Some(ruff) = ruff else {
         return (
-            verdict(CheckKind::Static, true, None, "Static check skipped: ruff is not installed (run `cargo xtask setup`, or set REPLAYGROUND_RUFF)."),
+            verdict(
+                CheckKind::Static,
+                true,
+                None,
+                "Static check skipped: ruff is not installed (run `cargo xtask setup`, or set REPLAYGROUND_RUFF).",
+            ),
             Vec::new(),
         );
     };
@@ -146,22 +223,51 @@ pub async fn static_check(code: &str, ruff: Option<&Path>) -> (CheckVerdict, Vec
                     CheckKind::Static,
                     true,
                     None,
-                    if notes == 0 { "ruff found no undefined names.".to_owned() } else { format!("ruff found no undefined names ({notes} minor notes).") },
+                    if notes == 0 {
+                        "ruff found no undefined names.".to_owned()
+                    } else {
+                        format!("ruff found no undefined names ({notes} minor notes).")
+                    },
                 )
             } else {
-                verdict(CheckKind::Static, false, None, format!("ruff: {}", blocking.join("; ")))
+                verdict(CheckKind::Static, false, None, format!("ruff: {}", first_few(&blocking, 8)))
             };
             (verdict, diagnostics)
         }
-        Err(e) => (verdict(CheckKind::Static, true, None, format!("Static check skipped: {e}.")), Vec::new()),
+        Err(e) => (
+            verdict(CheckKind::Static, true, None, format!("Static check skipped: {e}.")),
+            Vec::new(),
+        ),
     }
 }
 
 static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]{2,}").expect("a valid pattern"));
 
 const STOP_WORDS: [&str; 24] = [
-    "the", "and", "for", "with", "this", "that", "from", "import", "print", "when", "not", "but", "are", "was", "def",
-    "return", "self", "none", "true", "false", "replayground", "have", "has", "into",
+    "the",
+    "and",
+    "for",
+    "with",
+    "this",
+    "that",
+    "from",
+    "import",
+    "print",
+    "when",
+    "not",
+    "but",
+    "are",
+    "was",
+    "def",
+    "return",
+    "self",
+    "none",
+    "true",
+    "false",
+    "replayground",
+    "have",
+    "has",
+    "into",
 ];
 
 fn words(text: &str) -> BTreeSet<String> {
@@ -184,7 +290,12 @@ pub fn word_overlap(code: &str, report: &str) -> f32 {
 
 /// Does the code address the report? Embedding cosine (with an embedder), an LLM's
 /// yes/no (with an LLM), else word overlap.
-pub async fn relevance(code: &str, report_text: &str, embedder: Option<&Arc<Embedder>>, llm: Option<&dyn Llm>) -> CheckVerdict {
+pub async fn relevance(
+    code: &str,
+    report_text: &str,
+    embedder: Option<&Arc<Embedder>>,
+    llm: Option<&dyn Llm>,
+) -> CheckVerdict {
     let mut parts: Vec<(f32, String)> = Vec::new();
     if let Some(embedder) = embedder {
         let embedder = embedder.clone();
@@ -205,18 +316,29 @@ pub async fn relevance(code: &str, report_text: &str, embedder: Option<&Arc<Embe
     if parts.is_empty() {
         let overlap = word_overlap(code, report_text);
         let score = (overlap * 2.0).min(1.0);
-        parts.push((score, format!("{:.0}% of the report's words appear in the code", overlap * 100.0)));
+        parts.push((
+            score,
+            format!("{:.0}% of the report's words appear in the code", overlap * 100.0),
+        ));
     }
     if let Some(llm) = llm {
         let messages = [
             ChatMessage::system("You judge bug reproductions (task: relevance). Answer only `yes` or `no`."),
-            ChatMessage::user(format!("Bug report:\n{report_text}\n\nScript:\n```python\n{code}\n```\n\nDoes this script try to reproduce exactly this bug?")),
+            ChatMessage::user(format!(
+                "Bug report:\n{report_text}\n\nScript:\n```python\n{code}\n```\n\nDoes this script try to reproduce exactly this bug?"
+            )),
         ];
-        let params = GenParams { temperature: 0.0, ..GenParams::new(LlmTask::Relevance, 8) };
+        let params = GenParams {
+            temperature: 0.0,
+            ..GenParams::new(LlmTask::Relevance, 8)
+        };
         match llm.complete(&messages, &params, &mut |_| {}).await {
             Ok(answer) => {
                 let yes = answer.trim().to_lowercase().starts_with("yes");
-                parts.push((if yes { 1.0 } else { 0.0 }, format!("the LLM says {}", if yes { "yes" } else { "no" })));
+                parts.push((
+                    if yes { 1.0 } else { 0.0 },
+                    format!("the LLM says {}", if yes { "yes" } else { "no" }),
+                ));
             }
             Err(e) => tracing::warn!(error = %e, "the relevance question to the LLM failed"),
         }
@@ -228,7 +350,11 @@ pub async fn relevance(code: &str, report_text: &str, embedder: Option<&Arc<Embe
         CheckKind::Relevance,
         passed,
         Some(score),
-        if passed { format!("Relevant to the report ({detail}).") } else { format!("The script seems unrelated to the report ({detail}).") },
+        if passed {
+            format!("Relevant to the report ({detail}).")
+        } else {
+            format!("The script seems unrelated to the report ({detail}).")
+        },
     )
 }
 
@@ -282,7 +408,9 @@ pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms:
     let traceback = if crashed { parse_traceback(stderr) } else { None };
     let missing = traceback.as_ref().and_then(|t| {
         if t.error_type == "ModuleNotFoundError" || t.error_type == "ImportError" {
-            MISSING_MODULE.captures(&t.message).map(|c| c[1].split('.').next().unwrap_or(&c[1]).to_owned())
+            MISSING_MODULE
+                .captures(&t.message)
+                .map(|c| c[1].split('.').next().unwrap_or(&c[1]).to_owned())
         } else {
             None
         }
@@ -290,7 +418,11 @@ pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms:
     let missing = missing.or_else(|| NEEDS_GPU.is_match(stderr).then(|| "a CUDA GPU".to_owned()));
     let found = metrics(stdout);
     // Warnings on stderr count; a traceback's text counts only when the run crashed.
-    let text = if crashed { format!("{stdout}\n{stderr}") } else { format!("{stdout}\n{}", strip_tracebacks(stderr)) };
+    let text = if crashed {
+        format!("{stdout}\n{stderr}")
+    } else {
+        format!("{stdout}\n{}", strip_tracebacks(stderr))
+    };
     let mut symptom = classify(&text);
     if !crashed && symptom.class == SymptomClass::Crash {
         // An exception printed and caught is output, not a crash.
@@ -300,13 +432,26 @@ pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms:
     if crashed && symptom.class != SymptomClass::Crash {
         symptom.class = SymptomClass::Crash;
     }
-    let losses: Vec<f64> = found.iter().filter(|(n, _)| n.contains("loss")).map(|(_, v)| *v).collect();
-    if let (Some(first), Some(peak)) = (losses.first(), losses.iter().copied().filter(|v| v.is_finite()).map(f64::abs).reduce(f64::max)) {
-        if first.is_finite() && first.abs() > 0.0 && peak > first.abs() * 1000.0 && !symptom.cues.iter().any(|c| c == "exploding") {
-            symptom.cues.push("exploding".to_owned());
-            if symptom.class == SymptomClass::Unknown {
-                symptom.class = SymptomClass::WrongCalculation;
-            }
+    let losses: Vec<f64> = found
+        .iter()
+        .filter(|(n, _)| n.contains("loss"))
+        .map(|(_, v)| *v)
+        .collect();
+    let peak = losses
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .map(f64::abs)
+        .reduce(f64::max);
+    if let (Some(first), Some(peak)) = (losses.first(), peak)
+        && first.is_finite()
+        && first.abs() > 0.0
+        && peak > first.abs() * 1000.0
+        && !symptom.cues.iter().any(|c| c == "exploding")
+    {
+        symptom.cues.push("exploding".to_owned());
+        if symptom.class == SymptomClass::Unknown {
+            symptom.class = SymptomClass::WrongCalculation;
         }
     }
     let mut stdout = stdout.to_owned();
@@ -317,27 +462,44 @@ pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms:
         }
         stdout.truncate(cut);
     }
-    RunObservation { termination, stdout, stderr: stderr.to_owned(), traceback, symptom, metrics: found, missing, elapsed_ms }
+    RunObservation {
+        termination,
+        stdout,
+        stderr: stderr.to_owned(),
+        traceback,
+        symptom,
+        metrics: found,
+        missing,
+        elapsed_ms,
+    }
 }
 
 fn strip_tracebacks(text: &str) -> String {
-    text.lines().filter(|l| !l.starts_with("Traceback") && !l.starts_with("  File ")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .filter(|l| !l.starts_with("Traceback") && !l.starts_with("  File "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 static VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(\(\s*\d+\s*,(?:\s*\d+\s*,?)*\)|-?\d+\.\d+(?:e[+-]?\d+)?|-?\d+e[+-]?\d+|\bnan\b|-?\binf\b)").expect("a valid pattern")
+    Regex::new(r"(?i)(\(\s*\d+\s*,(?:\s*\d+\s*,?)*\)|-?\d+\.\d+(?:e[+-]?\d+)?|-?\d+e[+-]?\d+|\bnan\b|-?\binf\b)")
+        .expect("a valid pattern")
 });
 
 /// Concrete values a report quotes (shapes, decimals, nan/inf), normalised.
 fn quoted_values(text: &str) -> BTreeSet<String> {
-    VALUE.find_iter(text).map(|m| m.as_str().to_lowercase().replace(' ', "").replace(",)", ")")).collect()
+    VALUE
+        .find_iter(text)
+        .map(|m| m.as_str().to_lowercase().replace(' ', "").replace(",)", ")"))
+        .collect()
 }
 
 /// How well a run shows the reported symptom, 0..=1, and why.
 pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, String) {
     let expected = &report.symptom;
     let observed = &run.symptom;
-    let cue_labels = |s: &Symptom| -> BTreeSet<String> { s.cues.iter().filter(|c| !c.contains(':')).cloned().collect() };
+    let cue_labels =
+        |s: &Symptom| -> BTreeSet<String> { s.cues.iter().filter(|c| !c.contains(':')).cloned().collect() };
     let expected_cues = cue_labels(expected);
     let observed_cues = cue_labels(observed);
     let cue_recall = if expected_cues.is_empty() {
@@ -356,33 +518,72 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
             };
             let message = run.traceback.as_ref().map_or("", |t| t.message.as_str());
             let reported_message = parse_traceback(&report.observed).map(|t| t.message).unwrap_or_default();
-            let overlap = if reported_message.is_empty() { cue_recall } else { word_overlap(message, &reported_message) };
-            let score = if class_match { 0.5 } else { 0.0 } + if type_match && class_match { 0.3 } else { 0.0 } + 0.2 * overlap;
+            let overlap = if reported_message.is_empty() {
+                cue_recall
+            } else {
+                word_overlap(message, &reported_message)
+            };
+            let score =
+                if class_match { 0.5 } else { 0.0 } + if type_match && class_match { 0.3 } else { 0.0 } + 0.2 * overlap;
             let seen = run.traceback.as_ref().map_or_else(
                 || "the script ended without an exception".to_owned(),
-                |t| format!("it raised {}: {}", t.error_type, t.message.chars().take(160).collect::<String>()),
+                |t| {
+                    format!(
+                        "it raised {}: {}",
+                        t.error_type,
+                        t.message.chars().take(160).collect::<String>()
+                    )
+                },
             );
             let wanted = expected.error_type.as_deref().unwrap_or("an exception");
             (score, format!("The report shows {wanted}; {seen}."))
         }
         SymptomClass::Unknown => {
             let overlap = word_overlap(&output, &report.observed);
-            (0.4 * overlap, "The report's symptom could not be classified, so the run cannot confirm it.".to_owned())
+            (
+                0.4 * overlap,
+                "The report's symptom could not be classified, so the run cannot confirm it.".to_owned(),
+            )
         }
         _ => {
             let crashed = !matches!(run.termination, Termination::Exited(0));
             let values = quoted_values(&report.observed);
             let seen_values = quoted_values(&output);
-            let value_match = if values.is_empty() { 0.0 } else { values.intersection(&seen_values).count() as f32 / values.len() as f32 };
+            let value_match = if values.is_empty() {
+                0.0
+            } else {
+                values.intersection(&seen_values).count() as f32 / values.len() as f32
+            };
             let class_or_values = if class_match { 1.0 } else { value_match };
-            let score = if crashed { 0.0 } else { 0.3 } + 0.3 * class_or_values + 0.2 * cue_recall + 0.2 * value_match.max(cue_recall);
+            let score = if crashed { 0.0 } else { 0.3 }
+                + 0.3 * class_or_values
+                + 0.2 * cue_recall
+                + 0.2 * value_match.max(cue_recall);
             let seen = if crashed {
-                run.traceback.as_ref().map_or_else(|| "it crashed".to_owned(), |t| format!("it crashed with {}: {}", t.error_type, t.message))
+                run.traceback.as_ref().map_or_else(
+                    || "it crashed".to_owned(),
+                    |t| format!("it crashed with {}: {}", t.error_type, t.message),
+                )
             } else {
                 let cues: Vec<&str> = observed_cues.iter().map(String::as_str).collect();
-                format!("it ran and looks like {} (cues: {})", observed.class.as_str(), if cues.is_empty() { "none".to_owned() } else { cues.join(", ") })
+                format!(
+                    "it ran and looks like {} (cues: {})",
+                    observed.class.as_str(),
+                    if cues.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        cues.join(", ")
+                    }
+                )
             };
-            (score, format!("The report shows {} ({}); {seen}.", expected.class.as_str(), expected_cues.iter().cloned().collect::<Vec<_>>().join(", ")))
+            (
+                score,
+                format!(
+                    "The report shows {} ({}); {seen}.",
+                    expected.class.as_str(),
+                    expected_cues.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            )
         }
     }
 }
@@ -399,7 +600,12 @@ pub fn script_job(python: &Path, code: &str, limits: &RunLimits) -> Job {
 }
 
 /// Runs `code` in the sandbox and observes it.
-pub async fn run_script(sandbox: &dyn Sandbox, python: &Path, code: &str, limits: &RunLimits) -> Result<RunObservation, SandboxError> {
+pub async fn run_script(
+    sandbox: &dyn Sandbox,
+    python: &Path,
+    code: &str,
+    limits: &RunLimits,
+) -> Result<RunObservation, SandboxError> {
     let mut stdout = Vec::new();
     let report = sandbox
         .run(script_job(python, code, limits), &mut |chunk: &[u8]| {
@@ -409,7 +615,12 @@ pub async fn run_script(sandbox: &dyn Sandbox, python: &Path, code: &str, limits
         })
         .await?;
     let elapsed_ms = u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX);
-    Ok(observe(report.termination, &String::from_utf8_lossy(&stdout), &report.stderr, elapsed_ms))
+    Ok(observe(
+        report.termination,
+        &String::from_utf8_lossy(&stdout),
+        &report.stderr,
+        elapsed_ms,
+    ))
 }
 
 /// A number in at most a dozen characters: `0.2500`, `1.516e93`, `nan`.
@@ -425,25 +636,38 @@ fn short_number(value: f64) -> String {
 }
 
 /// Asks the LLM what a script that cannot run here would do, and scores the prediction.
-async fn approximate_with_llm(llm: &dyn Llm, code: &str, report: &RestructuredReport, missing: &str) -> Option<(f32, String)> {
-    let messages = [
-        ChatMessage::system(
-            "You predict what a Python program does without running it (task: approximate). Answer with ONE JSON object: \
-             {\"exception\": \"Type: message\" or null, \"output\": \"what it prints\"}.",
-        ),
-        ChatMessage::user(format!("The program needs {missing}, which is installed.\n```python\n{code}\n```\nWhat happens when it runs?")),
-    ];
-    let params = GenParams { temperature: 0.0, ..GenParams::new(LlmTask::Approximate, 400) };
-    let answer = llm.complete(&messages, &params, &mut |_| {}).await.ok()?;
+async fn approximate_with_llm(
+    llm: &dyn Llm,
+    code: &str,
+    report: &RestructuredReport,
+    missing: &str,
+) -> Option<(f32, String)> {
     #[derive(Deserialize)]
     struct Predicted {
         exception: Option<String>,
         #[serde(default)]
         output: String,
     }
+    let messages = [
+        ChatMessage::system(
+            "You predict what a Python program does without running it (task: approximate). Answer with ONE JSON object: \
+             {\"exception\": \"Type: message\" or null, \"output\": \"what it prints\"}.",
+        ),
+        ChatMessage::user(format!(
+            "The program needs {missing}, which is installed.\n```python\n{code}\n```\nWhat happens when it runs?"
+        )),
+    ];
+    let params = GenParams {
+        temperature: 0.0,
+        ..GenParams::new(LlmTask::Approximate, 400)
+    };
+    let answer = llm.complete(&messages, &params, &mut |_| {}).await.ok()?;
     let predicted: Predicted = serde_json::from_str(json_in_answer(&answer)?).ok()?;
     let (termination, stderr) = match &predicted.exception {
-        Some(e) if !e.trim().is_empty() => (Termination::Exited(1), format!("Traceback (most recent call last):\n{e}\n")),
+        Some(e) if !e.trim().is_empty() => (
+            Termination::Exited(1),
+            format!("Traceback (most recent call last):\n{e}\n"),
+        ),
         _ => (Termination::Exited(0), String::new()),
     };
     let run = observe(termination, &predicted.output, &stderr, 0);
@@ -462,17 +686,35 @@ pub async fn runtime(
 ) -> (CheckVerdict, Option<RunObservation>) {
     let run = match run_script(sandbox, python, code, limits).await {
         Ok(run) => run,
-        Err(e) => return (verdict(CheckKind::Runtime, false, Some(0.0), format!("The sandbox could not run the script: {e}")), None),
+        Err(e) => {
+            return (
+                verdict(
+                    CheckKind::Runtime,
+                    false,
+                    Some(0.0),
+                    format!("The sandbox could not run the script: {e}"),
+                ),
+                None,
+            );
+        }
     };
     if let Some(missing) = run.missing.clone() {
-        let base = format!("The script cannot run here: it needs {missing}, which this machine lacks; its behaviour was not observed.");
+        let base = format!(
+            "The script cannot run here: it needs {missing}, which this machine lacks; its behaviour was not observed."
+        );
         let (score, detail) = match llm {
             Some(llm) => match approximate_with_llm(llm, code, report, &missing).await {
-                Some((score, detail)) => (score.min(APPROXIMATED_CAP), format!("{base} The LLM predicts: {detail}")),
+                Some((score, detail)) => (
+                    score.min(APPROXIMATED_CAP),
+                    format!("{base} The LLM predicts: {detail}"),
+                ),
                 None => (0.3, format!("{base} The LLM could not predict its behaviour.")),
             },
             // Without a model only the structure vouches for it: a fixed, low score.
-            None => (0.4, format!("{base} Install {missing} (or configure an LLM to approximate) to check it.")),
+            None => (
+                0.4,
+                format!("{base} Install {missing} (or configure an LLM to approximate) to check it."),
+            ),
         };
         let mut v = verdict(CheckKind::Runtime, false, Some(score.min(APPROXIMATED_CAP)), detail);
         v.approximated = true;
@@ -480,11 +722,19 @@ pub async fn runtime(
     }
     let (score, mut detail) = score_run(report, &run);
     if let Termination::Stopped(limit) = run.termination {
-        detail.push_str(&format!(" The run was stopped at the {limit:?} limit; shrink loops and data."));
+        let _ = write!(
+            detail,
+            " The run was stopped at the {limit:?} limit; shrink loops and data."
+        );
     }
     if !run.metrics.is_empty() {
-        let shown: Vec<String> = run.metrics.iter().take(6).map(|(n, v)| format!("{n}={}", short_number(*v))).collect();
-        detail.push_str(&format!(" Metrics: {}.", shown.join(", ")));
+        let shown: Vec<String> = run
+            .metrics
+            .iter()
+            .take(6)
+            .map(|(n, v)| format!("{n}={}", short_number(*v)))
+            .collect();
+        let _ = write!(detail, " Metrics: {}.", shown.join(", "));
     }
     let passed = score >= ACCEPT_SCORE;
     (verdict(CheckKind::Runtime, passed, Some(score), detail), Some(run))
@@ -520,6 +770,8 @@ mod tests {
         assert!(diagnostics.iter().any(|d| d.code.as_deref() == Some("F401")));
         let (v, _) = static_check("import numpy as np\nprint(np.zeros(3))\n", Some(&ruff)).await;
         assert!(v.passed, "{}", v.detail);
+        let (v, _) = static_check("x = (1,\nprint(x\n", Some(&ruff)).await;
+        assert!(!v.passed, "syntax errors fail: {}", v.detail);
     }
 
     #[tokio::test]
@@ -545,9 +797,15 @@ mod tests {
     #[test]
     fn missing_packages_and_gpus_are_recognised() {
         let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nModuleNotFoundError: No module named 'torch'\n";
-        assert_eq!(observe(Termination::Exited(1), "", stderr, 1).missing.as_deref(), Some("torch"));
+        assert_eq!(
+            observe(Termination::Exited(1), "", stderr, 1).missing.as_deref(),
+            Some("torch")
+        );
         let stderr = "Traceback (most recent call last):\nAssertionError: Torch not compiled with CUDA enabled\n";
-        assert_eq!(observe(Termination::Exited(1), "", stderr, 1).missing.as_deref(), Some("a CUDA GPU"));
+        assert_eq!(
+            observe(Termination::Exited(1), "", stderr, 1).missing.as_deref(),
+            Some("a CUDA GPU")
+        );
     }
 
     #[test]
@@ -566,7 +824,10 @@ mod tests {
         let (score, _) = score_run(&crash, &observe(Termination::Exited(0), "done", "", 1));
         assert!(score < 0.3, "{score}");
 
-        let nan = restructure_rules(&BugReport { title: "loss becomes nan".into(), ..BugReport::default() });
+        let nan = restructure_rules(&BugReport {
+            title: "loss becomes nan".into(),
+            ..BugReport::default()
+        });
         let (score, _) = score_run(&nan, &observe(Termination::Exited(0), "step 0 loss: nan\n", "", 1));
         assert!(score >= ACCEPT_SCORE, "{score}");
         let (score, _) = score_run(&nan, &observe(Termination::Exited(0), "step 0 loss: 0.25\n", "", 1));

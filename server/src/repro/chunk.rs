@@ -54,8 +54,11 @@ pub fn lines_of(node: Node<'_>) -> (u32, u32) {
 
 /// The text of lines `start..=end` (1-based) of `source`.
 pub fn line_text(source: &str, start: u32, end: u32) -> String {
-    let lines: Vec<&str> =
-        source.lines().skip(start.saturating_sub(1) as usize).take((end + 1).saturating_sub(start) as usize).collect();
+    let lines: Vec<&str> = source
+        .lines()
+        .skip(start.saturating_sub(1) as usize)
+        .take((end + 1).saturating_sub(start) as usize)
+        .collect();
     lines.join("\n")
 }
 
@@ -70,7 +73,10 @@ pub fn definition_of(node: Node<'_>) -> Node<'_> {
 
 /// Chunks every Python file of the project, in path order.
 pub fn chunk_project(project: &Project) -> Vec<Chunk> {
-    project.python_files().flat_map(|file| chunk_file(&file.path, &file.text)).collect()
+    project
+        .python_files()
+        .flat_map(|file| chunk_file(&file.path, &file.text))
+        .collect()
 }
 
 /// Chunks one Python file: the module chunk first (when it has top-level statements),
@@ -81,7 +87,11 @@ pub fn chunk_file(path: &str, source: &str) -> Vec<Chunk> {
     let mut module_spans = Vec::new();
     collect_top_level(path, source, tree.root_node(), &mut chunks, &mut module_spans);
     if !module_spans.is_empty() {
-        let text = module_spans.iter().map(|&(start, end)| line_text(source, start, end)).collect::<Vec<_>>().join("\n");
+        let text = module_spans
+            .iter()
+            .map(|&(start, end)| line_text(source, start, end))
+            .collect::<Vec<_>>()
+            .join("\n");
         let module = Chunk {
             path: path.to_owned(),
             name: module_name(path),
@@ -145,16 +155,27 @@ fn has_definition(node: Node<'_>) -> bool {
 /// nested classes of a class. Functions nested in functions stay part of their parent.
 fn collect_definition(path: &str, source: &str, node: Node<'_>, prefix: &str, chunks: &mut Vec<Chunk>) {
     let definition = definition_of(node);
-    let Some(name) = definition.child_by_field_name("name").and_then(|n| n.utf8_text(source.as_bytes()).ok()) else {
+    let Some(name) = definition
+        .child_by_field_name("name")
+        .and_then(|n| n.utf8_text(source.as_bytes()).ok())
+    else {
         return;
     };
-    let qualified = if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") };
+    let qualified = if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    };
     let (start_line, end_line) = lines_of(node);
     let is_class = definition.kind() == "class_definition";
     chunks.push(Chunk {
         path: path.to_owned(),
         name: qualified.clone(),
-        kind: if is_class { ChunkKind::Class } else { ChunkKind::Function },
+        kind: if is_class {
+            ChunkKind::Class
+        } else {
+            ChunkKind::Function
+        },
         start_line,
         end_line,
         spans: vec![(start_line, end_line)],
@@ -202,8 +223,10 @@ if __name__ == \"__main__\":
     #[test]
     fn a_file_is_cut_into_module_classes_and_functions() {
         let chunks = chunk_file("pkg/train.py", SOURCE);
-        let names: Vec<(&str, ChunkKind, u32, u32)> =
-            chunks.iter().map(|c| (c.name.as_str(), c.kind, c.start_line, c.end_line)).collect();
+        let names: Vec<(&str, ChunkKind, u32, u32)> = chunks
+            .iter()
+            .map(|c| (c.name.as_str(), c.kind, c.start_line, c.end_line))
+            .collect();
         assert_eq!(
             names,
             vec![
@@ -216,9 +239,15 @@ if __name__ == \"__main__\":
             ]
         );
         assert_eq!(chunks[0].spans, vec![(1, 2), (21, 22)]);
-        let spaced = chunk_file("m.py", "import os\n\n# paths\nROOT = os.getcwd()\n\ndef f():\n    pass\n");
+        let spaced = chunk_file(
+            "m.py",
+            "import os\n\n# paths\nROOT = os.getcwd()\n\ndef f():\n    pass\n",
+        );
         assert_eq!(spaced[0].spans, vec![(1, 4)]);
-        assert_eq!(chunks[0].text, "import torch\nLR = 0.1\nif __name__ == \"__main__\":\n    main()");
+        assert_eq!(
+            chunks[0].text,
+            "import torch\nLR = 0.1\nif __name__ == \"__main__\":\n    main()"
+        );
         assert!(chunks[4].text.starts_with("    @torch.no_grad()"));
     }
 

@@ -45,18 +45,30 @@ impl Encoder {
     fn load(dir: &Path, prefix: Option<&str>) -> Result<(Self, VarBuilder<'static>), EmbedError> {
         for file in MODEL_FILES {
             if !dir.join(file).is_file() {
-                return Err(EmbedError::MissingFile { dir: dir.to_owned(), file });
+                return Err(EmbedError::MissingFile {
+                    dir: dir.to_owned(),
+                    file,
+                });
             }
         }
-        let load_error = |detail: String| EmbedError::Load { dir: dir.to_owned(), detail };
+        let load_error = |detail: String| EmbedError::Load {
+            dir: dir.to_owned(),
+            detail,
+        };
         let config_text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| load_error(e.to_string()))?;
         let config: Config = serde_json::from_str(&config_text).map_err(|e| load_error(format!("config.json: {e}")))?;
         let mut tokenizer =
             Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_error(format!("tokenizer.json: {e}")))?;
         // The shipped tokenizer pads every text to 128: pad per batch and cut at 256 instead.
-        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..PaddingParams::default() }));
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..PaddingParams::default()
+        }));
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
             .map_err(|e| load_error(format!("tokenizer.json: {e}")))?;
         let device = Device::Cpu;
         // Read, not memory-mapped: mapping needs `unsafe`, and the file is only 90 MB.
@@ -66,7 +78,14 @@ impl Encoder {
             None => vb.clone(),
         };
         let model = BertModel::load(bert_vb, &config).map_err(|e| load_error(e.to_string()))?;
-        Ok((Self { model, tokenizer, device }, vb))
+        Ok((
+            Self {
+                model,
+                tokenizer,
+                device,
+            },
+            vb,
+        ))
     }
 
     /// Runs a batch of encodings; returns the hidden states and the attention mask.
@@ -100,7 +119,9 @@ impl Embedder {
     /// Loads a sentence-transformers BERT directory (config.json, tokenizer.json,
     /// model.safetensors).
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        Ok(Self { encoder: Encoder::load(dir, None)?.0 })
+        Ok(Self {
+            encoder: Encoder::load(dir, None)?.0,
+        })
     }
 
     /// The model directory: `$REPLAYGROUND_EMBEDDINGS`, else the checkout's
@@ -152,7 +173,11 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let norm_a: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
     let norm_b: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm_a == 0.0 || norm_b == 0.0 { 0.0 } else { dot / (norm_a * norm_b) }
+    if norm_a == 0.0 || norm_b == 0.0 {
+        0.0
+    } else {
+        dot / (norm_a * norm_b)
+    }
 }
 
 /// A cross-encoder: scores (query, passage) pairs with a BERT plus a classification head.
@@ -167,12 +192,25 @@ impl CrossEncoder {
     /// `bert.pooler.dense`, `classifier`).
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
         let (encoder, vb) = Encoder::load(dir, Some("bert"))?;
-        let load_error = |detail: String| EmbedError::Load { dir: dir.to_owned(), detail };
+        let load_error = |detail: String| EmbedError::Load {
+            dir: dir.to_owned(),
+            detail,
+        };
         let hidden = encoder_hidden_size(dir).map_err(load_error)?;
-        let pooler = candle_nn::linear(hidden, hidden, vb.pp("bert.pooler.dense")).map_err(|e| load_error(e.to_string()))?;
-        let labels = vb.get_unchecked("classifier.weight").map_err(|e| load_error(e.to_string()))?.dim(0).map_err(|e| load_error(e.to_string()))?;
-        let classifier = candle_nn::linear(hidden, labels, vb.pp("classifier")).map_err(|e| load_error(e.to_string()))?;
-        Ok(Self { encoder, pooler, classifier })
+        let pooler =
+            candle_nn::linear(hidden, hidden, vb.pp("bert.pooler.dense")).map_err(|e| load_error(e.to_string()))?;
+        let labels = vb
+            .get_unchecked("classifier.weight")
+            .map_err(|e| load_error(e.to_string()))?
+            .dim(0)
+            .map_err(|e| load_error(e.to_string()))?;
+        let classifier =
+            candle_nn::linear(hidden, labels, vb.pp("classifier")).map_err(|e| load_error(e.to_string()))?;
+        Ok(Self {
+            encoder,
+            pooler,
+            classifier,
+        })
     }
 
     /// One relevance score per passage (the first logit; higher is more relevant).
@@ -199,5 +237,8 @@ impl CrossEncoder {
 fn encoder_hidden_size(dir: &Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| e.to_string())?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    value["hidden_size"].as_u64().map(|size| size as usize).ok_or_else(|| "config.json has no hidden_size".to_owned())
+    value["hidden_size"]
+        .as_u64()
+        .map(|size| size as usize)
+        .ok_or_else(|| "config.json has no hidden_size".to_owned())
 }

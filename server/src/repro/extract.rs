@@ -36,8 +36,14 @@ impl TrainingLoop {
 }
 
 /// Keyword arguments that mark a `.fit(...)` call as Keras rather than scikit-learn.
-const KERAS_FIT_KEYWORDS: [&str; 6] =
-    ["epochs", "batch_size", "callbacks", "validation_data", "validation_split", "steps_per_epoch"];
+const KERAS_FIT_KEYWORDS: [&str; 6] = [
+    "epochs",
+    "batch_size",
+    "callbacks",
+    "validation_data",
+    "validation_split",
+    "steps_per_epoch",
+];
 
 /// Finds the training loops of one Python file from its syntax tree.
 pub fn training_loops(path: &str, source: &str) -> Vec<TrainingLoop> {
@@ -128,16 +134,24 @@ impl<'a> LoopFinder<'a> {
     }
 
     fn call<'tree>(&mut self, call: Node<'tree>, outer_loop: Option<Node<'tree>>, scope: &mut Scope<'tree>) {
-        let Some(function) = call.child_by_field_name("function") else { return };
+        let Some(function) = call.child_by_field_name("function") else {
+            return;
+        };
         let (receiver, method) = match function.kind() {
             "attribute" => (
-                function.child_by_field_name("object").map_or("", |object| self.text(object)),
-                function.child_by_field_name("attribute").map_or("", |attribute| self.text(attribute)),
+                function
+                    .child_by_field_name("object")
+                    .map_or("", |object| self.text(object)),
+                function
+                    .child_by_field_name("attribute")
+                    .map_or("", |attribute| self.text(attribute)),
             ),
             "identifier" => ("", self.text(function)),
             _ => return,
         };
-        let arguments = call.child_by_field_name("arguments").map_or("", |arguments| self.text(arguments));
+        let arguments = call
+            .child_by_field_name("arguments")
+            .map_or("", |arguments| self.text(arguments));
         let receiver_name = receiver.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
         match method {
             "backward" | "zero_grad" => {
@@ -145,7 +159,10 @@ impl<'a> LoopFinder<'a> {
                     self.report(at, "pytorch", "loop");
                 }
             }
-            "step" if is_optimizer(&receiver_name) || (receiver_name.contains("scaler") && mentions_optimizer(arguments)) => {
+            "step"
+                if is_optimizer(&receiver_name)
+                    || (receiver_name.contains("scaler") && mentions_optimizer(arguments)) =>
+            {
                 if let Some(at) = outer_loop {
                     self.report(at, "pytorch", "loop");
                 }
@@ -155,10 +172,14 @@ impl<'a> LoopFinder<'a> {
                     self.report(at, "tensorflow1", "session_run");
                 }
             }
-            "fit" | "fit_generator" if !receiver.is_empty() && (self.uses_keras || has_keras_fit_keyword(call, self.source)) => {
+            "fit" | "fit_generator"
+                if !receiver.is_empty() && (self.uses_keras || has_keras_fit_keyword(call, self.source)) =>
+            {
                 self.report(call, "keras", "fit");
             }
-            "train_on_batch" if !receiver.is_empty() => self.report(outer_loop.unwrap_or(call), "keras", "train_on_batch"),
+            "train_on_batch" if !receiver.is_empty() => {
+                self.report(outer_loop.unwrap_or(call), "keras", "train_on_batch")
+            }
             "GradientTape" => scope.tapes.push(call),
             "apply_gradients" => scope.applies.push((call, outer_loop)),
             _ => {}
@@ -178,7 +199,9 @@ fn mentions_optimizer(arguments: &str) -> bool {
 }
 
 fn has_keras_fit_keyword(call: Node<'_>, source: &[u8]) -> bool {
-    let Some(arguments) = call.child_by_field_name("arguments") else { return false };
+    let Some(arguments) = call.child_by_field_name("arguments") else {
+        return false;
+    };
     let mut cursor = arguments.walk();
     arguments.named_children(&mut cursor).any(|argument| {
         argument.kind() == "keyword_argument"
@@ -239,7 +262,13 @@ fn walk_imports(node: Node<'_>, source: &[u8], each: &mut dyn FnMut(Import)) {
                     let bound = module.split('.').next().unwrap_or("").to_owned();
                     (module, bound)
                 };
-                each(Import { bound, module, member: None, line: lines_of(node).0, statement: text(node) });
+                each(Import {
+                    bound,
+                    module,
+                    member: None,
+                    line: lines_of(node).0,
+                    statement: text(node),
+                });
             }
         }
         "import_from_statement" => {
@@ -330,15 +359,23 @@ fn collect_definitions(node: Node<'_>, source: &str, prefix: &str, into: &mut Ve
         let definition = definition_of(child);
         match definition.kind() {
             "function_definition" | "class_definition" => {
-                let Some(name) = definition.child_by_field_name("name").and_then(|n| n.utf8_text(source.as_bytes()).ok())
+                let Some(name) = definition
+                    .child_by_field_name("name")
+                    .and_then(|n| n.utf8_text(source.as_bytes()).ok())
                 else {
                     continue;
                 };
-                let qualified = if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") };
+                let qualified = if prefix.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{prefix}.{name}")
+                };
                 let (start_line, end_line) = lines_of(child);
                 let is_class = definition.kind() == "class_definition";
                 let header = if is_class {
-                    let body_start = definition.child_by_field_name("body").map_or(definition.end_byte(), |b| b.start_byte());
+                    let body_start = definition
+                        .child_by_field_name("body")
+                        .map_or(definition.end_byte(), |b| b.start_byte());
                     source[definition.start_byte()..body_start].trim_end().to_owned()
                 } else {
                     String::new()
@@ -379,8 +416,10 @@ fn collect_uses(node: Node<'_>, source: &[u8], range: (usize, usize), uses: &mut
             }
         }
         "attribute" => {
-            if let (Some(object), Some(attribute)) = (node.child_by_field_name("object"), node.child_by_field_name("attribute"))
-                && object.kind() == "identifier"
+            if let (Some(object), Some(attribute)) = (
+                node.child_by_field_name("object"),
+                node.child_by_field_name("attribute"),
+            ) && object.kind() == "identifier"
                 && let (Ok(object), Ok(attribute)) = (object.utf8_text(source), attribute.utf8_text(source))
             {
                 uses.attributes.insert((object.to_owned(), attribute.to_owned()));
@@ -410,7 +449,12 @@ struct Piece {
 impl ProjectIndex {
     /// Parses every Python file of the project once.
     pub fn new(project: &Project) -> Self {
-        Self { modules: project.python_files().map(|file| ModuleInfo::new(&file.path, &file.text)).collect() }
+        Self {
+            modules: project
+                .python_files()
+                .map(|file| ModuleInfo::new(&file.path, &file.text))
+                .collect(),
+        }
     }
 
     fn module_by_path(&self, path: &str) -> Option<usize> {
@@ -436,22 +480,29 @@ impl ProjectIndex {
         if wanted.is_empty() {
             return None;
         }
-        self.modules.iter().position(|module| module.module == wanted).or_else(|| {
-            // The upload may be rooted above or below the import root: match on the tail.
-            let suffix = format!(".{wanted}");
-            self.modules
-                .iter()
-                .enumerate()
-                .filter(|(_, module)| module.module.ends_with(&suffix) || wanted.ends_with(&format!(".{}", module.module)))
-                .min_by_key(|(_, module)| module.module.len())
-                .map(|(index, _)| index)
-        })
+        self.modules
+            .iter()
+            .position(|module| module.module == wanted)
+            .or_else(|| {
+                // The upload may be rooted above or below the import root: match on the tail.
+                let suffix = format!(".{wanted}");
+                self.modules
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, module)| {
+                        module.module.ends_with(&suffix) || wanted.ends_with(&format!(".{}", module.module))
+                    })
+                    .min_by_key(|(_, module)| module.module.len())
+                    .map(|(index, _)| index)
+            })
     }
 
     /// The code of `spans` (1-based inclusive line ranges) of the file at `path`, with the
     /// imports it uses and the project definitions it calls, grouped by module.
     pub fn context(&self, path: &str, spans: &[(u32, u32)]) -> String {
-        let Some(home) = self.module_by_path(path) else { return String::new() };
+        let Some(home) = self.module_by_path(path) else {
+            return String::new();
+        };
         // Per module: the imports to print (by line) and the pieces of code.
         let mut imports: BTreeMap<usize, BTreeMap<u32, String>> = BTreeMap::new();
         let mut pieces: BTreeMap<usize, Vec<Piece>> = BTreeMap::new();
@@ -471,8 +522,13 @@ impl ProjectIndex {
                     found.push((module_index, definition));
                 }
                 for import in module.imports.iter().filter(|import| &import.bound == name) {
-                    imports.entry(module_index).or_default().insert(import.line, import.statement.clone());
-                    let Some(target) = self.resolve_module(module_index, &import.module) else { continue };
+                    imports
+                        .entry(module_index)
+                        .or_default()
+                        .insert(import.line, import.statement.clone());
+                    let Some(target) = self.resolve_module(module_index, &import.module) else {
+                        continue;
+                    };
                     if let Some(member) = &import.member
                         && let Some(definition) = self.modules[target].definition(member)
                     {
@@ -507,7 +563,10 @@ impl ProjectIndex {
                     continue;
                 }
                 let definition = &self.modules[target].definitions[definition_index];
-                let piece = Piece { start: definition.start_line, end: definition.end_line };
+                let piece = Piece {
+                    start: definition.start_line,
+                    end: definition.end_line,
+                };
                 let list = pieces.entry(target).or_default();
                 // Already shown (inside the chunk or a helper), or it would repeat what is shown.
                 if list.iter().any(|p| p.start <= piece.end && piece.start <= p.end) {
@@ -583,9 +642,15 @@ impl ProjectIndex {
 fn uses_of(module: &ModuleInfo, code: &[Piece]) -> Uses {
     let mut uses = Uses::default();
     let Some(tree) = parse(&module.source) else { return uses };
-    let line_starts: Vec<usize> =
-        std::iter::once(0).chain(module.source.match_indices('\n').map(|(i, _)| i + 1)).collect();
-    let byte_of_line = |line: u32| line_starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(module.source.len());
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(module.source.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let byte_of_line = |line: u32| {
+        line_starts
+            .get(line.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or(module.source.len())
+    };
     for piece in code {
         let range = (byte_of_line(piece.start), byte_of_line(piece.end + 1));
         collect_uses(tree.root_node(), module.source.as_bytes(), range, &mut uses);

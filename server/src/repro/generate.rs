@@ -60,7 +60,10 @@ pub fn feedback_text(verdicts: &[CheckVerdict]) -> String {
         .map(|v| format!("{:?} check failed: {}", v.check, v.detail))
         .collect();
     if lines.is_empty() {
-        lines = verdicts.iter().map(|v| format!("{:?}: {}", v.check, v.detail)).collect();
+        lines = verdicts
+            .iter()
+            .map(|v| format!("{:?}: {}", v.check, v.detail))
+            .collect();
     }
     lines.join("\n")
 }
@@ -87,7 +90,10 @@ const IMPORTS: [(&str, &str); 30] = [
     ("Dense", "from tensorflow.keras.layers import Dense"),
     ("plt", "import matplotlib.pyplot as plt"),
     ("sns", "import seaborn as sns"),
-    ("train_test_split", "from sklearn.model_selection import train_test_split"),
+    (
+        "train_test_split",
+        "from sklearn.model_selection import train_test_split",
+    ),
     ("StandardScaler", "from sklearn.preprocessing import StandardScaler"),
     ("jnp", "import jax.numpy as jnp"),
     ("jax", "import jax"),
@@ -121,7 +127,8 @@ fn undefined_known_names(code: &str) -> Vec<&'static str> {
     IMPORTS
         .iter()
         .filter(|(name, _)| {
-            let used = Regex::new(&format!(r"(?m)(?:^|[^\w.]){}\s*[.(]", regex::escape(name))).is_ok_and(|r| r.is_match(&strip_strings(code)));
+            let used = Regex::new(&format!(r"(?m)(?:^|[^\w.]){}\s*[.(]", regex::escape(name)))
+                .is_ok_and(|r| r.is_match(&strip_strings(code)));
             used && !defines(code, name)
         })
         .map(|(name, _)| *name)
@@ -130,7 +137,8 @@ fn undefined_known_names(code: &str) -> Vec<&'static str> {
 
 /// The code with string literals and comments blanked, so names inside them do not count.
 fn strip_strings(code: &str) -> String {
-    static STRINGS: LazyLock<Regex> = LazyLock::new(|| re(r#"(?s)"""[^"]*"""|'''[^']*'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|\#[^\n]*"#));
+    static STRINGS: LazyLock<Regex> =
+        LazyLock::new(|| re(r#"(?s)"""[^"]*"""|'''[^']*'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|\#[^\n]*"#));
     STRINGS.replace_all(code, "\"\"").into_owned()
 }
 
@@ -139,7 +147,7 @@ fn add_imports(code: &mut String, lines: &[&str]) {
     if lines.is_empty() {
         return;
     }
-    let block: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let block: String = lines.iter().flat_map(|l| [*l, "\n"]).collect();
     let mut at = 0;
     for line in code.lines() {
         if line.starts_with("from __future__") || line.starts_with("#!") || line.starts_with("# -*-") {
@@ -182,6 +190,7 @@ fn insert_after_imports(code: &mut String, text: &str) {
 
 /// Removes notebook and REPL syntax: `!pip`, `%magic`, `display(...)`, `>>>` prompts.
 fn strip_notebook(code: &mut String) -> Option<String> {
+    static DISPLAY: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)(^|[^\w.])display\("));
     let doctest = code.lines().any(|l| l.starts_with(">>> "));
     let mut removed = 0;
     let mut out = String::new();
@@ -205,7 +214,6 @@ fn strip_notebook(code: &mut String) -> Option<String> {
         out.push_str(line);
         out.push('\n');
     }
-    static DISPLAY: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)(^|[^\w.])display\("));
     let displays = DISPLAY.find_iter(&out).count();
     let out = DISPLAY.replace_all(&out, "${1}print(").into_owned();
     if removed == 0 && displays == 0 && !doctest {
@@ -229,7 +237,18 @@ fn dedent(code: &mut String) -> Option<String> {
     if indent == 0 {
         return None;
     }
-    *code = code.lines().map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() }).collect::<Vec<_>>().join("\n") + "\n";
+    *code = code
+        .lines()
+        .map(|l| {
+            if l.len() >= indent {
+                &l[indent..]
+            } else {
+                l.trim_start()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     Some(format!("removed a common indentation of {indent} spaces"))
 }
 
@@ -245,7 +264,11 @@ fn migrate_deprecated(code: &mut String) -> Option<String> {
             (re(r"\bnp\.long\b"), "int", "np.long → int"),
             (re(r"\.as_matrix\(\)"), ".to_numpy()", ".as_matrix() → .to_numpy()"),
             (re(r"\.ix\["), ".loc[", ".ix[ → .loc["),
-            (re(r"\bsklearn\.cross_validation\b"), "sklearn.model_selection", "sklearn.cross_validation → sklearn.model_selection"),
+            (
+                re(r"\bsklearn\.cross_validation\b"),
+                "sklearn.model_selection",
+                "sklearn.cross_validation → sklearn.model_selection",
+            ),
             (re(r"\btorch\.autograd\.Variable\(([^()]*)\)"), "$1", "Variable(x) → x"),
         ]
     });
@@ -264,8 +287,16 @@ pub fn inferred_shape(text: &str) -> Vec<usize> {
     static SHAPE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)shape\D{0,20}?\((\d+(?:\s*,\s*\d+)*)\s*,?\)"));
     SHAPE
         .captures_iter(text)
-        .filter_map(|c| c[1].split(',').map(|d| d.trim().parse::<usize>().ok()).collect::<Option<Vec<_>>>())
-        .find(|dims| !dims.is_empty() && dims.iter().all(|&d| d > 0 && d <= 100_000) && dims.iter().product::<usize>() <= 10_000_000)
+        .filter_map(|c| {
+            c[1].split(',')
+                .map(|d| d.trim().parse::<usize>().ok())
+                .collect::<Option<Vec<_>>>()
+        })
+        .find(|dims| {
+            !dims.is_empty()
+                && dims.iter().all(|&d| d > 0 && d <= 100_000)
+                && dims.iter().product::<usize>() <= 10_000_000
+        })
         .unwrap_or_else(|| vec![100, 4])
 }
 
@@ -273,18 +304,26 @@ fn shape_literal(shape: &[usize]) -> String {
     if shape.len() == 1 {
         format!("({},)", shape[0])
     } else {
-        format!("({})", shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
+        format!(
+            "({})",
+            shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        )
     }
 }
 
 /// Replaces reads of data files that are not here with synthetic data of the inferred shape.
 fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<String> {
-    static NP_LOAD: LazyLock<Regex> =
-        LazyLock::new(|| re(r#"\b(?:np|numpy)\.(load|loadtxt|genfromtxt)\(\s*(?:r|f)?(['"])([^'"]+)['"][^()]*(?:\([^()]*\)[^()]*)*\)"#));
-    static READ_CSV: LazyLock<Regex> =
-        LazyLock::new(|| re(r#"\b(?:pd|pandas)\.read_(csv|table|excel|parquet|json)\(\s*(?:r|f)?(['"])([^'"]+)['"][^()]*(?:\([^()]*\)[^()]*)*\)"#));
-    static OPEN: LazyLock<Regex> =
-        LazyLock::new(|| re(r#"\bopen\(\s*(?:r|f)?(['"])([^'"]+\.(?:csv|txt|tsv|data|dat))['"]\s*(?:,\s*['"]r?t?['"]\s*)?\)"#));
+    static NP_LOAD: LazyLock<Regex> = LazyLock::new(|| {
+        re(r#"\b(?:np|numpy)\.(load|loadtxt|genfromtxt)\(\s*(?:r|f)?(['"])([^'"]+)['"][^()]*(?:\([^()]*\)[^()]*)*\)"#)
+    });
+    static READ_CSV: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"\b(?:pd|pandas)\.read_(csv|table|excel|parquet|json)\(\s*(?:r|f)?(['"])([^'"]+)['"][^()]*(?:\([^()]*\)[^()]*)*\)"#,
+        )
+    });
+    static OPEN: LazyLock<Regex> = LazyLock::new(|| {
+        re(r#"\bopen\(\s*(?:r|f)?(['"])([^'"]+\.(?:csv|txt|tsv|data|dat))['"]\s*(?:,\s*['"]r?t?['"]\s*)?\)"#)
+    });
     static COLUMN: LazyLock<Regex> = LazyLock::new(|| re(r#"\[\s*['"]([A-Za-z_][\w ]*)['"]\s*\]"#));
     let mut replaced = Vec::new();
     let literal = shape_literal(shape);
@@ -304,7 +343,9 @@ fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<String> {
         }
     }
     if columns.is_empty() {
-        columns = (0..shape.get(1).copied().unwrap_or(4)).map(|i| format!("f{i}")).collect();
+        columns = (0..shape.get(1).copied().unwrap_or(4))
+            .map(|i| format!("f{i}"))
+            .collect();
     }
     let rows = shape.first().copied().unwrap_or(100);
     let frame = format!(
@@ -322,7 +363,12 @@ fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<String> {
         .into_owned();
     let cols = shape.get(1).copied().unwrap_or(4);
     let csv: String = (0..rows.min(200))
-        .map(|r| (0..cols).map(|c| format!("{:.3}", ((r * 7 + c * 13) % 17) as f32 / 4.0)).collect::<Vec<_>>().join(","))
+        .map(|r| {
+            (0..cols)
+                .map(|c| format!("{:.3}", ((r * 7 + c * 13) % 17) as f32 / 4.0))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
         .collect::<Vec<_>>()
         .join("\\n");
     new = OPEN
@@ -338,13 +384,17 @@ fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<String> {
         return None;
     }
     *code = new;
-    Some(format!("replaced the data file(s) {} with synthetic data of shape {literal}", replaced.join(", ")))
+    Some(format!(
+        "replaced the data file(s) {} with synthetic data of shape {literal}",
+        replaced.join(", ")
+    ))
 }
 
 /// Caps epochs and iteration counts so a run ends within the sandbox's time limit.
 fn shrink_loops(code: &mut String, epochs_cap: u64, range_cap: u64) -> Option<String> {
-    static EPOCHS: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)\b((?:n_|num_|max_)?(?:epochs?|iters?|iterations|steps|n_iter|max_iter)\s*=\s*)(\d+)\b"));
+    static EPOCHS: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)\b((?:n_|num_|max_)?(?:epochs?|iters?|iterations|steps|n_iter|max_iter)\s*=\s*)(\d+)\b")
+    });
     static RANGE: LazyLock<Regex> = LazyLock::new(|| re(r"(\bfor\s+\w+\s+in\s+range\(\s*)(\d+)(\s*\))"));
     let mut shrunk = Vec::new();
     let new = EPOCHS.replace_all(code, |c: &Captures<'_>| {
@@ -470,11 +520,16 @@ fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
     if let Some(context) = input.context {
         let defined = definitions(&context.code);
         let joined = snippets.join("\n");
-        let used = defined.iter().any(|name| Regex::new(&format!(r"\b{}\b", regex::escape(name))).is_ok_and(|r| r.is_match(&joined)));
+        let used = defined
+            .iter()
+            .any(|name| Regex::new(&format!(r"\b{}\b", regex::escape(name))).is_ok_and(|r| r.is_match(&joined)));
         if snippets.is_empty() || used {
             code.push_str(&context.code);
             code.push_str("\n\n");
-            edits.push(format!("took `{}` from {} (lines {}-{}) with its dependencies", context.name, context.path, context.start_line, context.end_line));
+            edits.push(format!(
+                "took `{}` from {} (lines {}-{}) with its dependencies",
+                context.name, context.path, context.start_line, context.end_line
+            ));
         }
     }
     if !snippets.is_empty() {
@@ -492,7 +547,10 @@ fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
             joined.push('\n');
         }
         code.push_str(&joined);
-        edits.push(format!("took the report's code ({count} snippet{})", if count == 1 { "" } else { "s" }));
+        edits.push(format!(
+            "took the report's code ({count} snippet{})",
+            if count == 1 { "" } else { "s" }
+        ));
     }
     if code.trim().is_empty() {
         let framework = input.restructured.framework.as_deref().unwrap_or("numpy");
@@ -511,17 +569,67 @@ fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
     (code, edits)
 }
 
+/// Calls the context's top-level functions that nothing calls (at most the last two, the
+/// likely entry points) with synthetic arguments, so the retrieved code actually runs.
+fn drive_context(code: &mut String, context_code: &str, shape: &[usize]) -> Option<String> {
+    static SIGNATURE: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^def\s+([A-Za-z]\w*)\s*\(([^)]*)\)"));
+    let mut calls = Vec::new();
+    for c in SIGNATURE.captures_iter(context_code) {
+        let name = &c[1];
+        if name.starts_with("test") || !defines(code, name) {
+            continue;
+        }
+        let called = Regex::new(&format!(r"(?m)^(?:[^#\n]*[^\w#\n.])?{}\s*\(", regex::escape(name)))
+            .map(|r| r.find_iter(&strip_strings(code)).filter(|m| !m.as_str().trim_start().starts_with("def ")).count())
+            .unwrap_or(0);
+        if called > 0 {
+            continue;
+        }
+        let mut args = Vec::new();
+        for param in c[2].split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            if param.contains('=') || param.starts_with('*') || param == "self" || param == "/" {
+                continue;
+            }
+            let param = param.split(':').next().unwrap_or(param).trim();
+            let value = synthetic_definition(param, shape)
+                .and_then(|d| d.split_once(" = ").map(|(_, v)| v.to_owned()))
+                .unwrap_or_else(|| format!("np.random.default_rng(2).standard_normal({})", shape_literal(shape)));
+            args.push(value);
+        }
+        calls.push(format!("result_{name} = {name}({})", args.join(", ")));
+    }
+    let start = calls.len().saturating_sub(2);
+    let calls = &calls[start..];
+    if calls.is_empty() {
+        return None;
+    }
+    if !code.ends_with('\n') {
+        code.push('\n');
+    }
+    let _ = write!(code, "\n# replayground: run the project's code with synthetic inputs\n{}\n", calls.join("\n"));
+    Some(format!("called the context's entry point(s) with synthetic inputs: {}", calls.join("; ")))
+}
+
+/// One edit action: changes the code and says what it did, or leaves it and says nothing.
+type EditAction<'a> = dyn Fn(&mut String) -> Option<String> + 'a;
+
 /// The first candidate without a model: the report's code with the edit actions applied.
 pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
     let (mut code, mut edits) = base_code(input);
-    let text = format!("{}\n{}\n{}", input.restructured.problem, input.restructured.observed, input.report.environment.frameworks.join(" "));
+    let text = format!(
+        "{}\n{}\n{}",
+        input.restructured.problem,
+        input.restructured.observed,
+        input.report.environment.frameworks.join(" ")
+    );
     let shape = inferred_shape(&text);
-    let actions: [&dyn Fn(&mut String) -> Option<String>; 9] = [
+    let actions: [&EditAction<'_>; 10] = [
         &strip_notebook,
         &dedent,
         &migrate_deprecated,
         &|code| synthesize_data(code, &shape),
         &|code| shrink_loops(code, 100, 10_000),
+        &|code| input.context.and_then(|context| drive_context(code, &context.code, &shape)),
         &complete_imports,
         &|code| show_warnings(code, input.restructured),
         &fix_seeds,
@@ -543,10 +651,18 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
 fn synthetic_definition(name: &str, shape: &[usize]) -> Option<String> {
     let lower = name.to_lowercase();
     let rows = shape.first().copied().unwrap_or(100);
-    let features = ["x", "data", "inputs", "input", "features", "images", "x_train", "x_test", "x_val", "train_x", "test_x", "batch", "logits", "weights", "w"];
-    let labels = ["y", "labels", "label", "targets", "target", "y_train", "y_test", "y_val", "train_y", "test_y", "y_true"];
+    let features = [
+        "x", "data", "inputs", "input", "features", "images", "x_train", "x_test", "x_val", "train_x", "test_x",
+        "batch", "logits", "weights", "w",
+    ];
+    let labels = [
+        "y", "labels", "label", "targets", "target", "y_train", "y_test", "y_val", "train_y", "test_y", "y_true",
+    ];
     if features.contains(&lower.as_str()) {
-        Some(format!("{name} = np.random.default_rng(0).standard_normal({})", shape_literal(shape)))
+        Some(format!(
+            "{name} = np.random.default_rng(0).standard_normal({})",
+            shape_literal(shape)
+        ))
     } else if labels.contains(&lower.as_str()) {
         Some(format!("{name} = np.random.default_rng(1).integers(0, 2, size={rows})"))
     } else if ["lr", "learning_rate"].contains(&lower.as_str()) {
@@ -568,7 +684,10 @@ fn first_error_rows(code: &str) -> Option<(usize, usize)> {
     let mut best: Option<(usize, usize)> = None;
     while let Some(node) = stack.pop() {
         if node.is_error() || node.is_missing() {
-            let rows = (node.start_position().row, node.end_position().row.max(node.start_position().row));
+            let rows = (
+                node.start_position().row,
+                node.end_position().row.max(node.start_position().row),
+            );
             if best.is_none_or(|b| rows.0 < b.0) {
                 best = Some(rows);
             }
@@ -584,18 +703,31 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
     let mut code = previous.code.clone();
     let mut edits = Vec::new();
     let failed = |kind: CheckKind| feedback.verdicts.iter().any(|v| v.check == kind && !v.passed);
-    let shape = inferred_shape(&format!("{}\n{}", input.restructured.problem, input.restructured.observed));
+    let shape = inferred_shape(&format!(
+        "{}\n{}",
+        input.restructured.problem, input.restructured.observed
+    ));
 
-    if failed(CheckKind::Structural) {
-        if let Some((first, last)) = first_error_rows(&code) {
-            let lines: Vec<String> = code
-                .lines()
-                .enumerate()
-                .map(|(i, l)| if (first..=last).contains(&i) && !l.trim().is_empty() { format!("# replayground: does not parse: {l}") } else { l.to_owned() })
-                .collect();
-            code = lines.join("\n") + "\n";
-            edits.push(format!("commented out line(s) {}-{} that do not parse", first + 1, last + 1));
-        }
+    if failed(CheckKind::Structural)
+        && let Some((first, last)) = first_error_rows(&code)
+    {
+        let lines: Vec<String> = code
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if (first..=last).contains(&i) && !l.trim().is_empty() {
+                    format!("# replayground: does not parse: {l}")
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect();
+        code = lines.join("\n") + "\n";
+        edits.push(format!(
+            "commented out line(s) {}-{} that do not parse",
+            first + 1,
+            last + 1
+        ));
     }
 
     let mut undefined: Vec<String> = feedback
@@ -604,12 +736,13 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
         .filter(|d| d.code.as_deref() == Some("F821"))
         .filter_map(|d| d.message.split('`').nth(1).map(str::to_owned))
         .collect();
-    if let Some(run) = feedback.run {
-        if let Some(t) = run.traceback.as_ref().filter(|t| t.error_type == "NameError") {
-            if let Some(name) = t.message.split('\'').nth(1) {
-                undefined.push(name.to_owned());
-            }
-        }
+    if let Some(t) = feedback
+        .run
+        .and_then(|run| run.traceback.as_ref())
+        .filter(|t| t.error_type == "NameError")
+        && let Some(name) = t.message.split('\'').nth(1)
+    {
+        undefined.push(name.to_owned());
     }
     undefined.sort();
     undefined.dedup();
@@ -639,15 +772,16 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
     }
 
     if let Some(run) = feedback.run {
-        if matches!(run.termination, Termination::Stopped(_)) {
-            if let Some(edit) = shrink_loops(&mut code, 5, 100) {
-                edits.push(edit);
-            }
+        if matches!(run.termination, Termination::Stopped(_))
+            && let Some(edit) = shrink_loops(&mut code, 5, 100)
+        {
+            edits.push(edit);
         }
-        if run.missing.is_none() && matches!(run.termination, Termination::Exited(0)) {
-            if let Some(edit) = append_observer(&mut code, input.restructured) {
-                edits.push(edit);
-            }
+        if run.missing.is_none()
+            && matches!(run.termination, Termination::Exited(0))
+            && let Some(edit) = append_observer(&mut code, input.restructured)
+        {
+            edits.push(edit);
         }
     }
     if let Some(edit) = synthesize_data(&mut code, &shape) {
@@ -659,10 +793,11 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
     (code != previous.code).then_some(Candidate { code, edits })
 }
 
-/// The code of an LLM's answer: its first ```python block (an unclosed one up to the
+/// The code of an LLM's answer: its first `` ```python `` block (an unclosed one up to the
 /// end), or the whole answer when it has no fence.
 pub fn extract_code(answer: &str) -> String {
-    static FENCED: LazyLock<Regex> = LazyLock::new(|| re(r"(?s)```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\z)"));
+    static FENCED: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?s)```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\z)"));
     match FENCED.captures(answer) {
         Some(c) => c[1].trim_end().to_owned() + "\n",
         None => answer.trim().to_owned() + "\n",
@@ -677,8 +812,17 @@ const MAX_CONTEXT_CHARS: usize = 6000;
 pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &str)>) -> Vec<ChatMessage> {
     let r = input.restructured;
     let mut user = String::new();
-    let _ = writeln!(user, "Problem:\n{}\n\nObserved:\n{}\n\nExpected:\n{}", r.problem, r.observed, r.expected);
-    let _ = writeln!(user, "\nSymptom: {} {}", r.symptom.class.as_str(), r.symptom.error_type.as_deref().unwrap_or(""));
+    let _ = writeln!(
+        user,
+        "Problem:\n{}\n\nObserved:\n{}\n\nExpected:\n{}",
+        r.problem, r.observed, r.expected
+    );
+    let _ = writeln!(
+        user,
+        "\nSymptom: {} {}",
+        r.symptom.class.as_str(),
+        r.symptom.error_type.as_deref().unwrap_or("")
+    );
     if let Some(framework) = &r.framework {
         let _ = writeln!(user, "Framework: {framework}");
     }
@@ -690,11 +834,19 @@ pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &
     }
     let snippets = code_snippets(input.report);
     if !snippets.is_empty() {
-        let _ = writeln!(user, "\nCode from the report:\n```python\n{}\n```", snippets.join("\n\n"));
+        let _ = writeln!(
+            user,
+            "\nCode from the report:\n```python\n{}\n```",
+            snippets.join("\n\n")
+        );
     }
     if let Some(context) = input.context {
         let code: String = context.code.chars().take(MAX_CONTEXT_CHARS).collect();
-        let _ = writeln!(user, "\nRelevant project code ({} `{}`):\n```python\n{code}\n```", context.path, context.name);
+        let _ = writeln!(
+            user,
+            "\nRelevant project code ({} `{}`):\n```python\n{code}\n```",
+            context.path, context.name
+        );
     }
     match previous {
         Some((candidate, feedback)) => {
@@ -726,7 +878,10 @@ pub async fn llm_candidate(
     on_token: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Candidate, LlmError> {
     let messages = generation_messages(input, previous);
-    let params = GenParams { seed, ..GenParams::new(LlmTask::Generate, 1500) };
+    let params = GenParams {
+        seed,
+        ..GenParams::new(LlmTask::Generate, 1500)
+    };
     let answer = llm.complete(&messages, &params, on_token).await?;
     let code = extract_code(&answer);
     let edits = vec![match previous {
@@ -742,7 +897,12 @@ mod tests {
     use crate::repro::report::restructure_rules;
 
     fn input_for(report: &BugReport, restructured: &RestructuredReport) -> Candidate {
-        rule_candidate(&GenInput { report, restructured, plan: &[], context: None })
+        rule_candidate(&GenInput {
+            report,
+            restructured,
+            plan: &[],
+            context: None,
+        })
     }
 
     #[test]
@@ -755,7 +915,11 @@ mod tests {
         let c = input_for(&report, &restructure_rules(&report));
         assert!(c.code.starts_with("import numpy as np\n"), "{}", c.code);
         assert!(c.code.contains("np.random.seed(0)"));
-        assert!(c.edits.iter().any(|e| e.contains("added missing imports")), "{:?}", c.edits);
+        assert!(
+            c.edits.iter().any(|e| e.contains("added missing imports")),
+            "{:?}",
+            c.edits
+        );
         // A crash is its own evidence: no observer.
         assert!(!c.code.contains(OBSERVER_MARK));
     }
@@ -771,8 +935,16 @@ mod tests {
         };
         let r = restructure_rules(&report);
         let c = input_for(&report, &r);
-        assert!(!c.code.contains("!pip") && !c.code.contains("%matplotlib"), "{}", c.code);
-        assert!(c.code.contains("np.random.default_rng(0).standard_normal((50, 3))"), "{}", c.code);
+        assert!(
+            !c.code.contains("!pip") && !c.code.contains("%matplotlib"),
+            "{}",
+            c.code
+        );
+        assert!(
+            c.code.contains("np.random.default_rng(0).standard_normal((50, 3))"),
+            "{}",
+            c.code
+        );
         assert!(!c.code.contains("train.npy") && !c.code.contains("labels.csv"));
         assert!(c.code.contains("dtype=float"));
         assert!(c.code.contains("range(10000)"));
@@ -788,27 +960,84 @@ mod tests {
         synthesize_data(&mut code, &[10, 2]).unwrap();
         assert!(code.contains("columns=[\"label\"]"), "{code}");
         complete_imports(&mut code).unwrap();
-        assert!(code.contains("import pandas as pd") && code.contains("import numpy as np"), "{code}");
+        assert!(
+            code.contains("import pandas as pd") && code.contains("import numpy as np"),
+            "{code}"
+        );
     }
 
     #[test]
     fn refinement_follows_the_feedback() {
-        let report = BugReport { title: "loss is nan".into(), snippets: vec!["loss = np.log(x)\n".into()], ..BugReport::default() };
+        let report = BugReport {
+            title: "loss is nan".into(),
+            snippets: vec!["loss = np.log(x)\n".into()],
+            ..BugReport::default()
+        };
         let r = restructure_rules(&report);
-        let input = GenInput { report: &report, restructured: &r, plan: &[], context: None };
+        let input = GenInput {
+            report: &report,
+            restructured: &r,
+            plan: &[],
+            context: None,
+        };
         let first = rule_candidate(&input);
-        let diagnostics: Vec<RuffDiagnostic> =
-            serde_json::from_str(r#"[{"code": "F821", "message": "Undefined name `x`", "location": {"row": 3, "column": 1}}]"#).unwrap();
-        let verdicts = [CheckVerdict { check: CheckKind::Static, passed: false, score: None, detail: "ruff".into(), approximated: false }];
-        let next = rule_refine(&input, &first, &Feedback { verdicts: &verdicts, diagnostics: &diagnostics, run: None }).unwrap();
-        assert!(next.code.contains("x = np.random.default_rng(0).standard_normal((100, 4))"), "{}", next.code);
+        let diagnostics: Vec<RuffDiagnostic> = serde_json::from_str(
+            r#"[{"code": "F821", "message": "Undefined name `x`", "location": {"row": 3, "column": 1}}]"#,
+        )
+        .unwrap();
+        let verdicts = [CheckVerdict {
+            check: CheckKind::Static,
+            passed: false,
+            score: None,
+            detail: "ruff".into(),
+            approximated: false,
+        }];
+        let next = rule_refine(
+            &input,
+            &first,
+            &Feedback {
+                verdicts: &verdicts,
+                diagnostics: &diagnostics,
+                run: None,
+            },
+        )
+        .unwrap();
+        assert!(
+            next.code
+                .contains("x = np.random.default_rng(0).standard_normal((100, 4))"),
+            "{}",
+            next.code
+        );
         // Nothing left to fix: no new candidate.
         assert!(rule_refine(&input, &next, &Feedback::default()).is_none());
 
-        let broken = Candidate { code: "import numpy as np\nx = (1,\nprint(x)\ny = 2\n".into(), edits: vec![] };
+        let broken = Candidate {
+            code: "import numpy as np\nx = (1,\nprint(x)\ny = 2\n".into(),
+            edits: vec![],
+        };
         let verdicts = [crate::repro::checks::structural(&broken.code)];
-        let fixed = rule_refine(&input, &broken, &Feedback { verdicts: &verdicts, ..Feedback::default() }).unwrap();
+        let fixed = rule_refine(
+            &input,
+            &broken,
+            &Feedback {
+                verdicts: &verdicts,
+                ..Feedback::default()
+            },
+        )
+        .unwrap();
         assert!(fixed.edits[0].contains("commented out"), "{:?}", fixed.edits);
+    }
+
+    #[test]
+    fn uncalled_context_functions_are_driven_with_synthetic_inputs() {
+        let context = "import numpy as np\n\ndef helper(v):\n    return v * 2\n\ndef train(X, y, lr=0.1, epochs=5):\n    return helper(X).sum() + y.sum()\n";
+        let mut code = context.to_owned();
+        let edit = drive_context(&mut code, context, &[20, 3]).unwrap();
+        assert!(code.contains("result_train = train(np.random.default_rng(0).standard_normal((20, 3)), np.random.default_rng(1).integers(0, 2, size=20))"), "{code}");
+        // `helper` is called by `train`, so only `train` is driven.
+        assert!(!code.contains("result_helper"), "{code}");
+        assert!(edit.contains("train"));
+        assert!(drive_context(&mut code, context, &[20, 3]).is_none(), "driven twice");
     }
 
     #[test]
@@ -824,6 +1053,9 @@ mod tests {
         assert!(defines("for i, x in enumerate(d):\n    pass", "x"));
         assert!(defines("x, y = 1, 2", "y"));
         assert!(!defines("print(np.zeros(2))", "np"));
-        assert_eq!(undefined_known_names("'np.' in a string\nx = torch.ones(2)"), vec!["torch"]);
+        assert_eq!(
+            undefined_known_names("'np.' in a string\nx = torch.ones(2)"),
+            vec!["torch"]
+        );
     }
 }

@@ -61,11 +61,17 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn system(content: impl Into<String>) -> Self {
-        Self { role: Role::System, content: content.into() }
+        Self {
+            role: Role::System,
+            content: content.into(),
+        }
     }
 
     pub fn user(content: impl Into<String>) -> Self {
-        Self { role: Role::User, content: content.into() }
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
     }
 }
 
@@ -92,7 +98,12 @@ pub struct GenParams {
 
 impl GenParams {
     pub fn new(task: LlmTask, max_tokens: usize) -> Self {
-        Self { task, max_tokens, temperature: 0.2, seed: 0 }
+        Self {
+            task,
+            max_tokens,
+            temperature: 0.2,
+            seed: 0,
+        }
     }
 }
 
@@ -131,7 +142,10 @@ pub trait Llm: Send + Sync {
 
 /// Builds a backend from a spec (see the module documentation).
 pub fn from_spec(spec: &str) -> Result<Arc<dyn Llm>, LlmError> {
-    let bad = |reason: &str| LlmError::Spec { spec: spec.to_owned(), reason: reason.to_owned() };
+    let bad = |reason: &str| LlmError::Spec {
+        spec: spec.to_owned(),
+        reason: reason.to_owned(),
+    };
     let (kind, rest) = spec.split_once(':').ok_or_else(|| bad("no backend before `:`"))?;
     match kind {
         "openai" => {
@@ -208,16 +222,26 @@ impl OpenAiLlm {
         let status = response.status();
         if !status.is_success() {
             let text = response.text().await.unwrap_or_default();
-            return Err(LlmError::Status { url, status: status.as_u16(), body: text.chars().take(300).collect() });
+            return Err(LlmError::Status {
+                url,
+                status: status.as_u16(),
+                body: text.chars().take(300).collect(),
+            });
         }
         let mut events = response.bytes_stream().eventsource();
         let mut answer = String::new();
         loop {
             let next = tokio::time::timeout(STREAM_IDLE, events.next())
                 .await
-                .map_err(|_| LlmError::Stalled { url: url.clone(), seconds: STREAM_IDLE.as_secs() })?;
+                .map_err(|_| LlmError::Stalled {
+                    url: url.clone(),
+                    seconds: STREAM_IDLE.as_secs(),
+                })?;
             let Some(event) = next else { break };
-            let event = event.map_err(|e| LlmError::Protocol { url: url.clone(), detail: e.to_string() })?;
+            let event = event.map_err(|e| LlmError::Protocol {
+                url: url.clone(),
+                detail: e.to_string(),
+            })?;
             let data = event.data.trim();
             if data == "[DONE]" {
                 break;
@@ -225,10 +249,16 @@ impl OpenAiLlm {
             if data.is_empty() {
                 continue;
             }
-            let chunk: StreamChunk = serde_json::from_str(data)
-                .map_err(|e| LlmError::Protocol { url: url.clone(), detail: format!("{e} in `{data}`") })?;
+            let chunk: StreamChunk = serde_json::from_str(data).map_err(|e| LlmError::Protocol {
+                url: url.clone(),
+                detail: format!("{e} in `{data}`"),
+            })?;
             if let Some(error) = chunk.error {
-                return Err(LlmError::Status { url, status: 200, body: error.to_string() });
+                return Err(LlmError::Status {
+                    url,
+                    status: 200,
+                    body: error.to_string(),
+                });
             }
             for choice in chunk.choices {
                 if let Some(text) = choice.delta.and_then(|d| d.content).filter(|t| !t.is_empty()) {
@@ -319,11 +349,17 @@ pub struct CandleLlm {
 impl CandleLlm {
     /// Loads a directory with `config.json`, `tokenizer.json` and `*.safetensors`.
     pub fn load(dir: &Path) -> Result<Self, LlmError> {
-        let fail = |detail: String| LlmError::Model { dir: dir.display().to_string(), detail };
-        let config_text = std::fs::read_to_string(dir.join("config.json"))
-            .map_err(|e| fail(format!("no readable config.json ({e}); a model directory needs config.json, tokenizer.json and *.safetensors")))?;
-        let config: Qwen2Config =
-            serde_json::from_str(&config_text).map_err(|e| fail(format!("config.json is not a Qwen2 configuration: {e}")))?;
+        let fail = |detail: String| LlmError::Model {
+            dir: dir.display().to_string(),
+            detail,
+        };
+        let config_text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| {
+            fail(format!(
+                "no readable config.json ({e}); a model directory needs config.json, tokenizer.json and *.safetensors"
+            ))
+        })?;
+        let config: Qwen2Config = serde_json::from_str(&config_text)
+            .map_err(|e| fail(format!("config.json is not a Qwen2 configuration: {e}")))?;
         let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| fail(format!("tokenizer.json cannot be read: {e}")))?;
         let mut weights: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -374,7 +410,10 @@ impl CandleModel {
         stop: &AtomicBool,
         out: &tokio::sync::mpsc::UnboundedSender<String>,
     ) -> Result<String, String> {
-        let encoding = self.tokenizer.encode(prompt, false).map_err(|e| format!("cannot tokenise: {e}"))?;
+        let encoding = self
+            .tokenizer
+            .encode(prompt, false)
+            .map_err(|e| format!("cannot tokenise: {e}"))?;
         let mut ids = encoding.get_ids().to_vec();
         let budget = params.max_tokens.min(self.max_positions / 2).max(1);
         let room = self.max_positions.saturating_sub(budget);
@@ -386,7 +425,10 @@ impl CandleModel {
         let sampling = if params.temperature <= 0.0 {
             Sampling::ArgMax
         } else {
-            Sampling::TopP { p: 0.95, temperature: params.temperature }
+            Sampling::TopP {
+                p: 0.95,
+                temperature: params.temperature,
+            }
         };
         let mut processor = LogitsProcessor::from_sampling(params.seed, sampling);
         let mut input = Tensor::new(ids.as_slice(), &self.device)
@@ -443,7 +485,10 @@ impl Drop for StopOnDrop {
 
 impl Llm for CandleLlm {
     fn name(&self) -> String {
-        let name = self.dir.file_name().map_or_else(|| self.dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = self
+            .dir
+            .file_name()
+            .map_or_else(|| self.dir.display().to_string(), |n| n.to_string_lossy().into_owned());
         format!("candle:{name}")
     }
 
@@ -471,7 +516,10 @@ impl Llm for CandleLlm {
             let dir = self.dir.display().to_string();
             worker
                 .await
-                .map_err(|e| LlmError::Model { dir: dir.clone(), detail: format!("generation stopped: {e}") })?
+                .map_err(|e| LlmError::Model {
+                    dir: dir.clone(),
+                    detail: format!("generation stopped: {e}"),
+                })?
                 .map_err(|detail| LlmError::Model { dir, detail })
         })
     }
@@ -495,7 +543,11 @@ pub struct ScriptedLlm {
 
 impl ScriptedLlm {
     pub fn new(replies: Vec<ScriptedReply>) -> Self {
-        Self { replies: Mutex::new(replies), asked: Mutex::new(HashMap::new()), prompts: Mutex::new(Vec::new()) }
+        Self {
+            replies: Mutex::new(replies),
+            asked: Mutex::new(HashMap::new()),
+            prompts: Mutex::new(Vec::new()),
+        }
     }
 
     /// Every request so far: its task and its last message.
@@ -505,7 +557,7 @@ impl ScriptedLlm {
 
     /// How many requests of `task` were made.
     pub fn asked(&self, task: LlmTask) -> u32 {
-        self.asked.lock().map(|a| a.get(&task).copied().unwrap_or(0)).unwrap_or(0)
+        self.asked.lock().map_or(0, |a| a.get(&task).copied().unwrap_or(0))
     }
 
     fn take(&self, task: LlmTask) -> Option<String> {
@@ -534,9 +586,14 @@ impl Llm for ScriptedLlm {
     ) -> BoxFuture<'a, Result<String, LlmError>> {
         Box::pin(async move {
             if let Ok(mut prompts) = self.prompts.lock() {
-                prompts.push((params.task, messages.last().map(|m| m.content.clone()).unwrap_or_default()));
+                prompts.push((
+                    params.task,
+                    messages.last().map(|m| m.content.clone()).unwrap_or_default(),
+                ));
             }
-            let reply = self.take(params.task).ok_or(LlmError::Exhausted { task: params.task })?;
+            let reply = self
+                .take(params.task)
+                .ok_or(LlmError::Exhausted { task: params.task })?;
             for piece in reply.split_inclusive(' ') {
                 on_token(piece);
                 tokio::task::yield_now().await;
@@ -552,7 +609,10 @@ mod tests {
 
     #[test]
     fn specs_parse_or_say_what_is_wrong() {
-        assert!(from_spec("openai:http://127.0.0.1:11434/v1#qwen2.5-coder:7b").is_ok_and(|l| l.name() == "openai:qwen2.5-coder:7b"));
+        assert!(
+            from_spec("openai:http://127.0.0.1:11434/v1#qwen2.5-coder:7b")
+                .is_ok_and(|l| l.name() == "openai:qwen2.5-coder:7b")
+        );
         let error = from_spec("openai:http://127.0.0.1:11434/v1").err().unwrap().to_string();
         assert!(error.contains("#MODEL"), "{error}");
         let error = from_spec("ollama:qwen").err().unwrap().to_string();
@@ -573,16 +633,25 @@ mod tests {
     #[tokio::test]
     async fn scripted_replies_follow_their_task() {
         let llm = ScriptedLlm::new(vec![
-            ScriptedReply::For { task: LlmTask::Generate, reply: "print(1)".into() },
+            ScriptedReply::For {
+                task: LlmTask::Generate,
+                reply: "print(1)".into(),
+            },
             ScriptedReply::Any("yes".into()),
         ]);
         let mut pieces = Vec::new();
         let params = GenParams::new(LlmTask::Relevance, 10);
-        let answer = llm.complete(&[], &params, &mut |t| pieces.push(t.to_owned())).await.unwrap();
+        let answer = llm
+            .complete(&[], &params, &mut |t| pieces.push(t.to_owned()))
+            .await
+            .unwrap();
         assert_eq!(answer, "yes");
         let params = GenParams::new(LlmTask::Generate, 10);
         assert_eq!(llm.complete(&[], &params, &mut |_| {}).await.unwrap(), "print(1)");
-        assert!(matches!(llm.complete(&[], &params, &mut |_| {}).await, Err(LlmError::Exhausted { .. })));
+        assert!(matches!(
+            llm.complete(&[], &params, &mut |_| {}).await,
+            Err(LlmError::Exhausted { .. })
+        ));
         assert_eq!(llm.asked(LlmTask::Generate), 2);
         assert_eq!(pieces.concat(), "yes");
     }
@@ -619,7 +688,9 @@ mod tests {
         let mut pieces = Vec::new();
         let params = GenParams::new(LlmTask::Generate, 64);
         let answer = llm
-            .complete(&[ChatMessage::user("write code")], &params, &mut |t| pieces.push(t.to_owned()))
+            .complete(&[ChatMessage::user("write code")], &params, &mut |t| {
+                pieces.push(t.to_owned());
+            })
             .await
             .unwrap();
         assert_eq!(pieces.len(), 4);
@@ -634,7 +705,10 @@ mod tests {
         let llm = OpenAiLlm::new(&format!("http://{addr}/v1"), "m", None);
         let params = GenParams::new(LlmTask::Generate, 8);
         let error = llm.complete(&[], &params, &mut |_| {}).await.unwrap_err().to_string();
-        assert!(error.contains("cannot reach the LLM server") && error.contains(&addr.to_string()), "{error}");
+        assert!(
+            error.contains("cannot reach the LLM server") && error.contains(&addr.to_string()),
+            "{error}"
+        );
     }
 
     #[tokio::test]
@@ -642,9 +716,14 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/neural-debugger-tiny");
         let llm = CandleLlm::load(&dir).unwrap();
         let mut pieces = Vec::new();
-        let params = GenParams { temperature: 0.0, ..GenParams::new(LlmTask::Generate, 12) };
+        let params = GenParams {
+            temperature: 0.0,
+            ..GenParams::new(LlmTask::Generate, 12)
+        };
         let answer = llm
-            .complete(&[ChatMessage::user("x = 1\n")], &params, &mut |t| pieces.push(t.to_owned()))
+            .complete(&[ChatMessage::user("x = 1\n")], &params, &mut |t| {
+                pieces.push(t.to_owned());
+            })
             .await
             .unwrap();
         assert!(!pieces.is_empty(), "no tokens streamed");

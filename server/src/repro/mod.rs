@@ -13,15 +13,15 @@
 //! - [`agent`]: the generate → validate → refine loop that emits `AgentEvent`s.
 //! - [`bench`]: the benchmark harness over a suite of cases.
 
-pub mod chunk;
-pub mod embed;
-pub mod extract;
-pub mod project;
-pub mod retrieval;
 pub mod agent;
 pub mod bench;
 pub mod checks;
+pub mod chunk;
+pub mod embed;
+pub mod extract;
 pub mod generate;
 pub mod llm;
 pub mod plan;
+pub mod project;
 pub mod report;
+pub mod retrieval;

@@ -9,7 +9,10 @@ use super::llm::{ChatMessage, GenParams, Llm, LlmTask};
 use super::report::json_in_answer;
 
 fn step(kind: PlanStepKind, description: impl Into<String>) -> PlanStep {
-    PlanStep { kind, description: description.into() }
+    PlanStep {
+        kind,
+        description: description.into(),
+    }
 }
 
 /// What the bug's symptom looks like when a script shows it.
@@ -26,7 +29,9 @@ pub fn symptom_check(report: &RestructuredReport) -> String {
         }
         SymptomClass::WrongCalculation => "Print the computed values next to the values they should have.".to_owned(),
         SymptomClass::WrongShape => "Print the shapes of the arrays involved.".to_owned(),
-        SymptomClass::PerformanceDegradation => "Print the metric (accuracy, loss) that is worse than expected.".to_owned(),
+        SymptomClass::PerformanceDegradation => {
+            "Print the metric (accuracy, loss) that is worse than expected.".to_owned()
+        }
         SymptomClass::WrongSaveReload => "Save, reload and print whether the reloaded values differ.".to_owned(),
         SymptomClass::LowEfficiency => "Time the slow part and print the duration.".to_owned(),
         SymptomClass::Warning => "Let the warning be printed (do not filter warnings).".to_owned(),
@@ -51,20 +56,39 @@ pub fn plan_rules(report: &RestructuredReport, context: Option<&RankedContext>) 
     match context {
         Some(context) => steps.push(step(
             PlanStepKind::Model,
-            format!("Reuse `{}` from {} (lines {}-{}) with its helpers and imports.", context.name, context.path, context.start_line, context.end_line),
+            format!(
+                "Reuse `{}` from {} (lines {}-{}) with its helpers and imports.",
+                context.name, context.path, context.start_line, context.end_line
+            ),
         )),
-        None => steps.push(step(PlanStepKind::Model, "Build the model or computation exactly as the report's code does.")),
+        None => steps.push(step(
+            PlanStepKind::Model,
+            "Build the model or computation exactly as the report's code does.",
+        )),
     }
     let training = context.is_some_and(|c| c.training_loop)
         || report.steps.iter().any(|s| s.to_lowercase().contains("train"))
         || report.problem.to_lowercase().contains("train");
     if training {
-        steps.push(step(PlanStepKind::Training, "Run a few iterations of training (shrink epochs and data so it ends in seconds)."));
+        steps.push(step(
+            PlanStepKind::Training,
+            "Run a few iterations of training (shrink epochs and data so it ends in seconds).",
+        ));
     } else {
-        steps.push(step(PlanStepKind::Inference, "Run the computation once on the synthetic data."));
+        steps.push(step(
+            PlanStepKind::Inference,
+            "Run the computation once on the synthetic data.",
+        ));
     }
     for reported in report.steps.iter().take(3) {
-        steps.push(step(if training { PlanStepKind::Training } else { PlanStepKind::Inference }, format!("As reported: {reported}")));
+        steps.push(step(
+            if training {
+                PlanStepKind::Training
+            } else {
+                PlanStepKind::Inference
+            },
+            format!("As reported: {reported}"),
+        ));
     }
     steps.push(step(PlanStepKind::Check, symptom_check(report)));
     steps
@@ -99,17 +123,31 @@ pub async fn plan(
             serde_json::to_string_pretty(&rules).unwrap_or_default()
         )),
     ];
-    let params = GenParams { temperature: 0.0, ..GenParams::new(LlmTask::Plan, 600) };
+    let params = GenParams {
+        temperature: 0.0,
+        ..GenParams::new(LlmTask::Plan, 600)
+    };
     let answer = match llm.complete(&messages, &params, on_token).await {
         Ok(answer) => answer,
-        Err(e) => return (rules, Some(format!("the LLM could not refine the plan ({e}); using the rules"))),
+        Err(e) => {
+            return (
+                rules,
+                Some(format!("the LLM could not refine the plan ({e}); using the rules")),
+            );
+        }
     };
     let parsed: Option<Vec<LlmStep>> = json_in_answer(&answer).and_then(|json| serde_json::from_str(json).ok());
     match parsed {
-        Some(steps) if steps.iter().any(|s| s.kind == PlanStepKind::Check) && steps.iter().all(|s| !s.description.trim().is_empty()) => {
+        Some(steps)
+            if steps.iter().any(|s| s.kind == PlanStepKind::Check)
+                && steps.iter().all(|s| !s.description.trim().is_empty()) =>
+        {
             (steps.into_iter().map(|s| step(s.kind, s.description)).collect(), None)
         }
-        _ => (rules, Some("the LLM's plan was not a JSON list of steps ending in a check; using the rules".to_owned())),
+        _ => (
+            rules,
+            Some("the LLM's plan was not a JSON list of steps ending in a check; using the rules".to_owned()),
+        ),
     }
 }
 
@@ -145,7 +183,10 @@ mod tests {
     async fn an_llm_plan_is_validated() {
         let good = r#"[{"kind": "data", "description": "x = zeros"}, {"kind": "check", "description": "print loss"}]"#;
         let no_check = r#"[{"kind": "data", "description": "x = zeros"}]"#;
-        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(good.into()), ScriptedReply::Any(no_check.into())]);
+        let llm = ScriptedLlm::new(vec![
+            ScriptedReply::Any(good.into()),
+            ScriptedReply::Any(no_check.into()),
+        ]);
         let (steps, note) = plan(&nan_report(), None, Some(&llm), &mut |_| {}).await;
         assert!(note.is_none());
         assert_eq!(steps.len(), 2);

@@ -54,11 +54,15 @@ pub enum ProjectError {
     NotAnArchive { name: String },
     #[error("The archive `{name}` is damaged ({detail}). Create it again and upload it once more.")]
     Corrupt { name: String, detail: String },
-    #[error("The archive entry `{path}` points outside the project, so the archive was refused. Create the archive from inside the project folder.")]
+    #[error(
+        "The archive entry `{path}` points outside the project, so the archive was refused. Create the archive from inside the project folder."
+    )]
     UnsafePath { path: String },
     #[error("The project unpacks to more than {} MB. Upload only the source code (leave out data and checkpoints).", MAX_UNPACKED_BYTES / (1024 * 1024))]
     TooLargeUnpacked,
-    #[error("The project holds more than {MAX_FILES} files. Upload only the source code (leave out data, virtual environments and .git).")]
+    #[error(
+        "The project holds more than {MAX_FILES} files. Upload only the source code (leave out data, virtual environments and .git)."
+    )]
     TooManyFiles,
     #[error("The project has no Python (.py) files that could be read. Upload the folder that holds the code.")]
     NoPython,
@@ -109,12 +113,22 @@ enum Wanted {
 
 impl Collector {
     fn new() -> Self {
-        Self { files: Vec::new(), notes: Vec::new(), entries: 0, unpacked: 0, seen: Vec::new() }
+        Self {
+            files: Vec::new(),
+            notes: Vec::new(),
+            entries: 0,
+            unpacked: 0,
+            seen: Vec::new(),
+        }
     }
 
     fn count_entry(&mut self) -> Result<(), ProjectError> {
         self.entries += 1;
-        if self.entries > MAX_FILES { Err(ProjectError::TooManyFiles) } else { Ok(()) }
+        if self.entries > MAX_FILES {
+            Err(ProjectError::TooManyFiles)
+        } else {
+            Ok(())
+        }
     }
 
     /// Decides whether a regular file at `path` (already checked safe) is read.
@@ -151,7 +165,10 @@ impl Collector {
         reader
             .take(limit + 1)
             .read_to_end(&mut bytes)
-            .map_err(|error| ProjectError::Corrupt { name: path.to_owned(), detail: error.to_string() })?;
+            .map_err(|error| ProjectError::Corrupt {
+                name: path.to_owned(),
+                detail: error.to_string(),
+            })?;
         self.unpacked += bytes.len() as u64;
         if self.unpacked > MAX_UNPACKED_BYTES {
             return Err(ProjectError::TooLargeUnpacked);
@@ -166,7 +183,10 @@ impl Collector {
             return Ok(());
         }
         match String::from_utf8(bytes) {
-            Ok(text) => self.files.push(SourceFile { path: path.to_owned(), text }),
+            Ok(text) => self.files.push(SourceFile {
+                path: path.to_owned(),
+                text,
+            }),
             Err(_) if matches!(kind, Wanted::Python) => {
                 self.notes.push(format!("Skipped {path}: it is not valid UTF-8 text."));
             }
@@ -200,7 +220,10 @@ impl Collector {
         if !self.files.iter().any(SourceFile::is_python) {
             return Err(ProjectError::NoPython);
         }
-        Ok(Project { files: self.files, notes: self.notes })
+        Ok(Project {
+            files: self.files,
+            notes: self.notes,
+        })
     }
 }
 
@@ -244,22 +267,31 @@ impl Project {
                 limit_mb: MAX_PROJECT_ARCHIVE_BYTES / (1024 * 1024),
             });
         }
-        let corrupt = |detail: String| ProjectError::Corrupt { name: file_name.to_owned(), detail };
+        let corrupt = |detail: String| ProjectError::Corrupt {
+            name: file_name.to_owned(),
+            detail,
+        };
         let mut collector = Collector::new();
         match sniff(bytes) {
             Some(Format::Zip) => read_zip(&mut collector, bytes).map_err(|error| match error {
                 ArchiveError::Project(error) => error,
                 ArchiveError::Format(detail) => corrupt(detail),
             })?,
-            Some(Format::TarGz) => read_tar(&mut collector, flate2::read::GzDecoder::new(bytes)).map_err(|error| match error {
-                ArchiveError::Project(error) => error,
-                ArchiveError::Format(detail) => corrupt(detail),
-            })?,
+            Some(Format::TarGz) => {
+                read_tar(&mut collector, flate2::read::GzDecoder::new(bytes)).map_err(|error| match error {
+                    ArchiveError::Project(error) => error,
+                    ArchiveError::Format(detail) => corrupt(detail),
+                })?
+            }
             Some(Format::Tar) => read_tar(&mut collector, bytes).map_err(|error| match error {
                 ArchiveError::Project(error) => error,
                 ArchiveError::Format(detail) => corrupt(detail),
             })?,
-            None => return Err(ProjectError::NotAnArchive { name: file_name.to_owned() }),
+            None => {
+                return Err(ProjectError::NotAnArchive {
+                    name: file_name.to_owned(),
+                });
+            }
         }
         collector.finish(true)
     }
@@ -299,7 +331,9 @@ fn read_zip(collector: &mut Collector, bytes: &[u8]) -> Result<(), ArchiveError>
         zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|error| ArchiveError::Format(error.to_string()))?;
     for index in 0..archive.len() {
         collector.count_entry()?;
-        let entry = archive.by_index(index).map_err(|error| ArchiveError::Format(error.to_string()))?;
+        let entry = archive
+            .by_index(index)
+            .map_err(|error| ArchiveError::Format(error.to_string()))?;
         let raw = String::from_utf8_lossy(entry.name_raw()).into_owned();
         let Some(path) = safe_path(&raw)? else { continue };
         if entry.is_dir() || entry.is_symlink() {
@@ -313,17 +347,25 @@ fn read_zip(collector: &mut Collector, bytes: &[u8]) -> Result<(), ArchiveError>
 
 fn read_tar(collector: &mut Collector, reader: impl Read) -> Result<(), ArchiveError> {
     let mut archive = tar::Archive::new(reader);
-    let entries = archive.entries().map_err(|error| ArchiveError::Format(error.to_string()))?;
+    let entries = archive
+        .entries()
+        .map_err(|error| ArchiveError::Format(error.to_string()))?;
     for entry in entries {
         collector.count_entry()?;
         let entry = entry.map_err(|error| ArchiveError::Format(error.to_string()))?;
         let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let Some(path) = safe_path(&raw)? else { continue };
         // Directories, links, devices and FIFOs name nothing to read.
-        if !matches!(entry.header().entry_type(), tar::EntryType::Regular | tar::EntryType::Continuous) {
+        if !matches!(
+            entry.header().entry_type(),
+            tar::EntryType::Regular | tar::EntryType::Continuous
+        ) {
             continue;
         }
-        let size = entry.header().size().map_err(|error| ArchiveError::Format(error.to_string()))?;
+        let size = entry
+            .header()
+            .size()
+            .map_err(|error| ArchiveError::Format(error.to_string()))?;
         collector.read_wanted(&path, size, entry)?;
     }
     Ok(())
@@ -346,18 +388,30 @@ fn walk(collector: &mut Collector, dir: &Path, prefix: &str) -> Result<(), Proje
             continue;
         }
         let path = entry.path();
-        let relative = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        let relative = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
         // symlink_metadata: a link is not followed, so it cannot lead outside the folder.
         let metadata = std::fs::symlink_metadata(&path).map_err(io(&path))?;
         if metadata.is_dir() {
             walk(collector, &path, &relative)?;
         } else if metadata.is_file() {
-            debug_assert!(Path::new(&relative).components().all(|c| matches!(c, Component::Normal(_))));
+            debug_assert!(
+                Path::new(&relative)
+                    .components()
+                    .all(|c| matches!(c, Component::Normal(_)))
+            );
             match collector.wanted(&relative, metadata.len()) {
                 Wanted::Skip => {}
                 kind => {
                     let file = std::fs::File::open(&path).map_err(io(&path))?;
-                    let limit = if matches!(kind, Wanted::Python) { MAX_FILE_BYTES } else { MAX_TEXT_FILE_BYTES };
+                    let limit = if matches!(kind, Wanted::Python) {
+                        MAX_FILE_BYTES
+                    } else {
+                        MAX_TEXT_FILE_BYTES
+                    };
                     collector.read(&relative, file, limit, &kind)?;
                 }
             }
@@ -374,7 +428,13 @@ mod tests {
     fn safe_paths_refuse_climbing_and_absolute_names() {
         assert_eq!(safe_path("a/./b.py").unwrap().as_deref(), Some("a/b.py"));
         assert_eq!(safe_path("./").unwrap(), None);
-        for bad in ["../evil.py", "a/../../evil.py", "/etc/passwd", "C:\\x.py", "a\\..\\..\\x.py"] {
+        for bad in [
+            "../evil.py",
+            "a/../../evil.py",
+            "/etc/passwd",
+            "C:\\x.py",
+            "a\\..\\..\\x.py",
+        ] {
             assert!(matches!(safe_path(bad), Err(ProjectError::UnsafePath { .. })), "{bad}");
         }
     }
@@ -382,7 +442,10 @@ mod tests {
     #[test]
     fn a_common_top_folder_is_found_only_when_every_path_has_it() {
         let paths = |list: &[&str]| list.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>();
-        assert_eq!(common_top_folder(&paths(&["repo-main/a.py", "repo-main/pkg/b.py"])).as_deref(), Some("repo-main"));
+        assert_eq!(
+            common_top_folder(&paths(&["repo-main/a.py", "repo-main/pkg/b.py"])).as_deref(),
+            Some("repo-main")
+        );
         assert_eq!(common_top_folder(&paths(&["repo-main/a.py", "setup.py"])), None);
         assert_eq!(common_top_folder(&paths(&["a.py"])), None);
     }

@@ -8,6 +8,7 @@
 //! also what the runtime check applies to a candidate's output, so a report and a run
 //! are judged by the same rules.
 
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -41,17 +42,20 @@ fn re(pattern: &str) -> Regex {
 static FRAME: LazyLock<Regex> = LazyLock::new(|| re(r#"^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?"#));
 /// An exception line: a (dotted) class name ending in Error/Exception/... then an optional message.
 static EXCEPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^((?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure)|StopIteration|KeyboardInterrupt))(?::\s*(.*))?$")
+    re(
+        r"^((?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure)|StopIteration|KeyboardInterrupt))(?::\s*(.*))?$",
+    )
 });
-/// An exception named anywhere in prose, e.g. "I get a ValueError: shapes ...".
-static EXCEPTION_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\b(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception))\b(?::\s*([^\n]*))?")
-});
+/// An exception named anywhere in prose, e.g. "I get a `ValueError`: shapes ...".
+static EXCEPTION_IN_TEXT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception))\b(?::\s*([^\n]*))?"));
 
 /// The last stack trace in `text` (or, without one, the last line that names an exception).
 pub fn parse_traceback(text: &str) -> Option<Traceback> {
     let lines: Vec<&str> = text.lines().collect();
-    let start = lines.iter().rposition(|l| l.trim_start().starts_with("Traceback (most recent call last)"));
+    let start = lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("Traceback (most recent call last)"));
     if let Some(start) = start {
         let mut frames = Vec::new();
         for line in &lines[start + 1..] {
@@ -126,8 +130,9 @@ static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
     .collect()
 });
 
-static CRASH_WORDS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)(?:traceback|\bcrash(?:es|ed)?\b|\bthrows?\b|\braises?\b|segmentation fault|core dumped|\bexception\b)"));
+static CRASH_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(?:traceback|\bcrash(?:es|ed)?\b|\bthrows?\b|\braises?\b|segmentation fault|core dumped|\bexception\b)")
+});
 static WRONG_WORDS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)(?:\bwrong\b|unexpected|instead of|\bexpected\b|should be|incorrect|but got|\bnot\b)"));
 static DROP_WORDS: LazyLock<Regex> = LazyLock::new(|| {
@@ -136,7 +141,10 @@ static DROP_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The cue labels found in `text`, in taxonomy order.
 pub fn cues(text: &str) -> Vec<String> {
-    CUES.iter().filter(|c| c.pattern.is_match(text)).map(|c| c.label.to_owned()).collect()
+    CUES.iter()
+        .filter(|c| c.pattern.is_match(text))
+        .map(|c| c.label.to_owned())
+        .collect()
 }
 
 /// Classifies a symptom from what a report or a run says happened.
@@ -172,19 +180,30 @@ pub fn classify(text: &str) -> Symptom {
         SymptomClass::Unknown
     };
     let mut all_cues = found;
-    if let Some(t) = &traceback {
-        if !t.message.is_empty() {
-            all_cues.push(format!("{}: {}", t.error_type, t.message.chars().take(160).collect::<String>()));
-        }
+    if let Some(t) = &traceback
+        && !t.message.is_empty()
+    {
+        all_cues.push(format!(
+            "{}: {}",
+            t.error_type,
+            t.message.chars().take(160).collect::<String>()
+        ));
     }
-    Symptom { class, error_type: if class == SymptomClass::Crash { error_type } else { None }, cues: all_cues }
+    Symptom {
+        class,
+        error_type: if class == SymptomClass::Crash { error_type } else { None },
+        cues: all_cues,
+    }
 }
 
 /// Detects the framework a report or a script is about, most specific first.
 pub fn detect_framework(text: &str) -> Option<String> {
     static FRAMEWORKS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
         [
-            ("torch", r"(?:\bimport torch\b|\bfrom torch\b|\btorch\.|\bpytorch\b|\bPyTorch\b)"),
+            (
+                "torch",
+                r"(?:\bimport torch\b|\bfrom torch\b|\btorch\.|\bpytorch\b|\bPyTorch\b)",
+            ),
             ("keras", r"(?:\bimport keras\b|\bfrom keras\b|^keras\b)"),
             ("tensorflow", r"(?:\btensorflow\b|\bTensorFlow\b|\btf\.|\btf\.keras\b)"),
             ("jax", r"(?:\bimport jax\b|\bjax\.|\bjnp\.)"),
@@ -193,10 +212,18 @@ pub fn detect_framework(text: &str) -> Option<String> {
             ("numpy", r"(?:\bimport numpy\b|\bnp\.|\bnumpy\b|\bNumPy\b)"),
         ]
         .into_iter()
-        .map(|(name, pattern)| (name, Regex::new(&format!("(?m){pattern}")).expect("a valid built-in pattern")))
+        .map(|(name, pattern)| {
+            (
+                name,
+                Regex::new(&format!("(?m){pattern}")).expect("a valid built-in pattern"),
+            )
+        })
         .collect()
     });
-    FRAMEWORKS.iter().find(|(_, pattern)| pattern.is_match(text)).map(|(name, _)| (*name).to_owned())
+    FRAMEWORKS
+        .iter()
+        .find(|(_, pattern)| pattern.is_match(text))
+        .map(|(name, _)| (*name).to_owned())
 }
 
 /// Text pasted from an issue tracker, cut at its headings.
@@ -219,17 +246,22 @@ enum Part {
     Environment,
 }
 
-static HEADING: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(?:#{1,6}\s*(.+?)\s*#*|\*\*(.+?)\*\*:?|__(.+?)__:?|([A-Z][A-Za-z /'()-]{2,40}):)\s*$")
-});
+static HEADING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:#{1,6}\s*(.+?)\s*#*|\*\*(.+?)\*\*:?|__(.+?)__:?|([A-Z][A-Za-z /'()-]{2,40}):)\s*$"));
 static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(?:\d+[.)]|[-*+])\s+(.*)$"));
-static FENCE: LazyLock<Regex> = LazyLock::new(|| re(r"(?ms)^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*(```|~~~)[ \t]*$"));
+static FENCE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?ms)^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*(```|~~~)[ \t]*$"));
 
 fn heading_part(heading: &str) -> Part {
     let h = heading.to_lowercase();
     if h.contains("expect") || h.contains("should") || h.contains("desired") {
         Part::Expected
-    } else if h.contains("reproduc") || h.contains("step") || h.contains("code") || h.contains("example") || h.contains("how to") {
+    } else if h.contains("reproduc")
+        || h.contains("step")
+        || h.contains("code")
+        || h.contains("example")
+        || h.contains("how to")
+    {
         Part::Steps
     } else if h.contains("actual")
         || h.contains("observ")
@@ -242,7 +274,8 @@ fn heading_part(heading: &str) -> Part {
         || h.contains("result")
     {
         Part::Observed
-    } else if h.contains("environment") || h.contains("system info") || h.contains("version") || h.contains("platform") {
+    } else if h.contains("environment") || h.contains("system info") || h.contains("version") || h.contains("platform")
+    {
         Part::Environment
     } else {
         Part::Problem
@@ -252,7 +285,20 @@ fn heading_part(heading: &str) -> Part {
 /// Whether a code fence holds output (a trace, a log) rather than Python to run.
 fn is_output_fence(lang: &str, body: &str) -> bool {
     let lang = lang.to_lowercase();
-    if ["text", "txt", "console", "shell", "sh", "bash", "log", "output", "pytb", "stacktrace"].contains(&lang.as_str()) {
+    if [
+        "text",
+        "txt",
+        "console",
+        "shell",
+        "sh",
+        "bash",
+        "log",
+        "output",
+        "pytb",
+        "stacktrace",
+    ]
+    .contains(&lang.as_str())
+    {
         return true;
     }
     body.contains("Traceback (most recent call last)")
@@ -263,7 +309,9 @@ fn is_output_fence(lang: &str, body: &str) -> bool {
 /// A cheap test: does this text read as Python code?
 pub fn looks_like_python(text: &str) -> bool {
     static PYTHONISH: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?m)^\s*(?:import \w|from [\w.]+ import|def \w+\(|class \w+|for \w+ in |while |if |print\(|\w+(?:\[[^\]]*\])?\s*=\s*\S|\w+\.\w+\()")
+        re(
+            r"(?m)^\s*(?:import \w|from [\w.]+ import|def \w+\(|class \w+|for \w+ in |while |if |print\(|\w+(?:\[[^\]]*\])?\s*=\s*\S|\w+\.\w+\()",
+        )
     });
     let lines = text.lines().filter(|l| !l.trim().is_empty()).count().max(1);
     let code = PYTHONISH.find_iter(text).count();
@@ -282,7 +330,7 @@ pub fn split_free_text(text: &str) -> Sections {
         let whole = m.get(0).expect("the whole match");
         prose.push_str(&text[last..whole.start()]);
         // A placeholder line keeps each fence in the section it was written in.
-        prose.push_str(&format!("\u{0}FENCE{}\n", fence_parts.len()));
+        let _ = writeln!(prose, "\u{0}FENCE{}", fence_parts.len());
         fence_parts.push((fence_parts.len(), m[2].to_owned(), m[3].to_owned()));
         last = whole.end();
     }
@@ -309,7 +357,10 @@ pub fn split_free_text(text: &str) -> Sections {
         Part::Environment => {}
     };
     for line in prose.lines() {
-        if let Some(index) = line.strip_prefix("\u{0}FENCE").and_then(|n| n.trim().parse::<usize>().ok()) {
+        if let Some(index) = line
+            .strip_prefix("\u{0}FENCE")
+            .and_then(|n| n.trim().parse::<usize>().ok())
+        {
             let (_, lang, body) = &fence_parts[index];
             if is_output_fence(lang, body) {
                 push_line(&mut sections.observed, body.trim_end());
@@ -335,9 +386,12 @@ pub fn split_free_text(text: &str) -> Sections {
         }
         push(&mut sections, part, line);
     }
-    sections.problem = sections.problem.trim().to_owned();
-    sections.observed = sections.observed.trim().to_owned();
-    sections.expected = sections.expected.trim().to_owned();
+    for text in [&mut sections.problem, &mut sections.observed, &mut sections.expected] {
+        let trimmed = text.trim();
+        if trimmed.len() != text.len() {
+            *text = trimmed.to_owned();
+        }
+    }
     sections
 }
 
@@ -350,13 +404,28 @@ fn push_line(text: &mut String, line: &str) {
 }
 
 fn join(parts: &[&str]) -> String {
-    parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n\n")
+    parts
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// Every piece of Python code in the report: its snippets, then code fences of its text.
 pub fn code_snippets(report: &BugReport) -> Vec<String> {
-    let mut out: Vec<String> = report.snippets.iter().filter(|s| !s.trim().is_empty()).cloned().collect();
-    for text in [&report.description, &report.observed, &report.expected, &report.free_text] {
+    let mut out: Vec<String> = report
+        .snippets
+        .iter()
+        .filter(|s| !s.trim().is_empty())
+        .cloned()
+        .collect();
+    for text in [
+        &report.description,
+        &report.observed,
+        &report.expected,
+        &report.free_text,
+    ] {
         for snippet in split_free_text(text).snippets {
             if !out.contains(&snippet) {
                 out.push(snippet);
@@ -368,7 +437,13 @@ pub fn code_snippets(report: &BugReport) -> Vec<String> {
 
 /// Everything the report says, for retrieval and relevance.
 pub fn report_text(report: &BugReport) -> String {
-    join(&[&report.title, &report.description, &report.observed, &report.expected, &report.free_text])
+    join(&[
+        &report.title,
+        &report.description,
+        &report.observed,
+        &report.expected,
+        &report.free_text,
+    ])
 }
 
 /// The rule-based restructuring.
@@ -381,13 +456,25 @@ pub fn restructure_rules(report: &BugReport) -> RestructuredReport {
     let mut steps: Vec<String> = description.steps.into_iter().chain(free.steps).collect();
     let snippets = code_snippets(report);
     if steps.is_empty() && !snippets.is_empty() {
-        steps.push(format!("Run the code from the report ({} snippet{}).", snippets.len(), if snippets.len() == 1 { "" } else { "s" }));
+        steps.push(format!(
+            "Run the code from the report ({} snippet{}).",
+            snippets.len(),
+            if snippets.len() == 1 { "" } else { "s" }
+        ));
     }
     // The expected behaviour says what should NOT happen ("no NaN"): leave it out of the symptom.
     let symptom = classify(&join(&[&problem, &observed]));
     let environment = report.environment.frameworks.join(" ");
     let framework = detect_framework(&join(&[&environment, &snippets.join("\n"), &problem, &observed]));
-    RestructuredReport { problem, observed, expected, steps, symptom, framework, refined_by_llm: false }
+    RestructuredReport {
+        problem,
+        observed,
+        expected,
+        steps,
+        symptom,
+        framework,
+        refined_by_llm: false,
+    }
 }
 
 /// What an LLM is asked to answer when it refines the restructuring.
@@ -441,19 +528,42 @@ pub async fn restructure(
             code_snippets(report).join("\n\n")
         )),
     ];
-    let params = GenParams { temperature: 0.0, ..GenParams::new(LlmTask::Restructure, 700) };
+    let params = GenParams {
+        temperature: 0.0,
+        ..GenParams::new(LlmTask::Restructure, 700)
+    };
     let answer = match llm.complete(&messages, &params, on_token).await {
         Ok(answer) => answer,
-        Err(e) => return (rules, Some(format!("the LLM could not refine the report ({e}); using the rules"))),
+        Err(e) => {
+            return (
+                rules,
+                Some(format!("the LLM could not refine the report ({e}); using the rules")),
+            );
+        }
     };
     let parsed = json_in_answer(&answer).and_then(|json| serde_json::from_str::<LlmRestructure>(json).ok());
     let Some(refined) = parsed else {
-        return (rules, Some("the LLM's restructuring was not the JSON asked for; using the rules".to_owned()));
+        return (
+            rules,
+            Some("the LLM's restructuring was not the JSON asked for; using the rules".to_owned()),
+        );
     };
     let Some(class) = parse_class(&refined.symptom_class) else {
-        return (rules, Some(format!("the LLM named an unknown symptom class `{}`; using the rules", refined.symptom_class)));
+        return (
+            rules,
+            Some(format!(
+                "the LLM named an unknown symptom class `{}`; using the rules",
+                refined.symptom_class
+            )),
+        );
     };
-    let pick = |llm_text: String, rule_text: &str| if llm_text.trim().is_empty() { rule_text.to_owned() } else { llm_text };
+    let pick = |llm_text: String, rule_text: &str| {
+        if llm_text.trim().is_empty() {
+            rule_text.to_owned()
+        } else {
+            llm_text
+        }
+    };
     let observed = pick(refined.observed, &rules.observed);
     let mut cues = rules.symptom.cues.clone();
     for cue in classify(&observed).cues {
@@ -462,18 +572,29 @@ pub async fn restructure(
         }
     }
     let error_type = if class == SymptomClass::Crash {
-        refined.error_type.filter(|e| !e.trim().is_empty()).or(rules.symptom.error_type.clone())
+        refined
+            .error_type
+            .filter(|e| !e.trim().is_empty())
+            .or(rules.symptom.error_type.clone())
     } else {
         None
     };
-    let steps = if refined.steps.is_empty() { rules.steps.clone() } else { refined.steps };
+    let steps = if refined.steps.is_empty() {
+        rules.steps.clone()
+    } else {
+        refined.steps
+    };
     (
         RestructuredReport {
             problem: pick(refined.problem, &rules.problem),
             observed,
             expected: pick(refined.expected, &rules.expected),
             steps,
-            symptom: Symptom { class, error_type, cues },
+            symptom: Symptom {
+                class,
+                error_type,
+                cues,
+            },
             framework: refined.framework.filter(|f| !f.trim().is_empty()).or(rules.framework),
             refined_by_llm: true,
         },
@@ -494,10 +615,22 @@ mod tests {
         assert_eq!(t.error_type, "ValueError");
         assert!(t.message.starts_with("shapes (3,4) and (3,4) not aligned"));
         assert_eq!(t.frames.len(), 2);
-        assert_eq!(t.frames[1], TraceFrame { file: "model.py".into(), line: 3, function: "forward".into() });
-        let chained = format!("{TRACE}\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\ntorch.cuda.OutOfMemoryError: CUDA out of memory.\n");
+        assert_eq!(
+            t.frames[1],
+            TraceFrame {
+                file: "model.py".into(),
+                line: 3,
+                function: "forward".into()
+            }
+        );
+        let chained = format!(
+            "{TRACE}\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\ntorch.cuda.OutOfMemoryError: CUDA out of memory.\n"
+        );
         assert_eq!(parse_traceback(&chained).unwrap().error_type, "OutOfMemoryError");
-        assert_eq!(parse_traceback("it fails with KeyError: 'label'").unwrap().error_type, "KeyError");
+        assert_eq!(
+            parse_traceback("it fails with KeyError: 'label'").unwrap().error_type,
+            "KeyError"
+        );
         assert!(parse_traceback("the loss is nan").is_none());
     }
 
@@ -508,15 +641,30 @@ mod tests {
         assert_eq!(crash.error_type.as_deref(), Some("ValueError"));
         assert!(crash.cues.contains(&"shape".to_owned()));
         let cases = [
-            ("after a few epochs the loss becomes nan", SymptomClass::WrongCalculation),
+            (
+                "after a few epochs the loss becomes nan",
+                SymptomClass::WrongCalculation,
+            ),
             ("loss is exploding with lr=10", SymptomClass::WrongCalculation),
-            ("the output has the wrong shape (3,) instead of (4,)", SymptomClass::WrongShape),
+            (
+                "the output has the wrong shape (3,) instead of (4,)",
+                SymptomClass::WrongShape,
+            ),
             ("training is very slow on the GPU", SymptomClass::LowEfficiency),
-            ("test accuracy is 100%, too good: data leakage from the test set", SymptomClass::PerformanceDegradation),
+            (
+                "test accuracy is 100%, too good: data leakage from the test set",
+                SymptomClass::PerformanceDegradation,
+            ),
             ("the accuracy is stuck at 0.5", SymptomClass::PerformanceDegradation),
-            ("after I saved and loaded the model the predictions differ", SymptomClass::WrongSaveReload),
+            (
+                "after I saved and loaded the model the predictions differ",
+                SymptomClass::WrongSaveReload,
+            ),
             ("a UserWarning is printed on every batch", SymptomClass::Warning),
-            ("the mean is taken over the wrong axis", SymptomClass::WrongParameterSetting),
+            (
+                "the mean is taken over the wrong axis",
+                SymptomClass::WrongParameterSetting,
+            ),
             ("the loss has the wrong sign", SymptomClass::WrongCalculation),
             ("hello there", SymptomClass::Unknown),
         ];
@@ -527,8 +675,14 @@ mod tests {
 
     #[test]
     fn frameworks_are_detected_most_specific_first() {
-        assert_eq!(detect_framework("import torch\nimport numpy as np").as_deref(), Some("torch"));
-        assert_eq!(detect_framework("model = tf.keras.Sequential()").as_deref(), Some("tensorflow"));
+        assert_eq!(
+            detect_framework("import torch\nimport numpy as np").as_deref(),
+            Some("torch")
+        );
+        assert_eq!(
+            detect_framework("model = tf.keras.Sequential()").as_deref(),
+            Some("tensorflow")
+        );
         assert_eq!(detect_framework("x = np.zeros(3)").as_deref(), Some("numpy"));
         assert_eq!(detect_framework("no code here"), None);
     }
@@ -543,7 +697,10 @@ mod tests {
         assert_eq!(s.snippets, vec!["import numpy as np\nloss = np.log(0.0)".to_owned()]);
         assert_eq!(s.expected, "The loss decreases, no NaN.");
         assert!(s.observed.contains("loss: -inf"), "{}", s.observed);
-        let report = BugReport { free_text: ISSUE.into(), ..BugReport::default() };
+        let report = BugReport {
+            free_text: ISSUE.into(),
+            ..BugReport::default()
+        };
         let r = restructure_rules(&report);
         assert_eq!(r.symptom.class, SymptomClass::WrongCalculation);
         assert!(r.symptom.cues.contains(&"nan".to_owned()));
@@ -562,9 +719,15 @@ mod tests {
 
     #[tokio::test]
     async fn an_llm_refines_and_bad_json_falls_back() {
-        let report = BugReport { title: "loss goes nan".into(), ..BugReport::default() };
+        let report = BugReport {
+            title: "loss goes nan".into(),
+            ..BugReport::default()
+        };
         let good = r#"Sure: {"problem": "NaN loss", "observed": "loss is nan at epoch 2", "expected": "finite loss", "steps": ["train"], "symptom_class": "wrong calculation", "error_type": null, "framework": "torch"}"#;
-        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(good.into()), ScriptedReply::Any("I think it is a NaN".into())]);
+        let llm = ScriptedLlm::new(vec![
+            ScriptedReply::Any(good.into()),
+            ScriptedReply::Any("I think it is a NaN".into()),
+        ]);
         let (refined, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
         assert!(note.is_none());
         assert!(refined.refined_by_llm);

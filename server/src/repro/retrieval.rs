@@ -27,13 +27,19 @@ pub struct RetrievalConfig {
 
 impl Default for RetrievalConfig {
     fn default() -> Self {
-        Self { alpha: 0.55, top_k: 5, candidates: 20 }
+        Self {
+            alpha: 0.55,
+            top_k: 5,
+            candidates: 20,
+        }
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum RetrievalError {
-    #[error("The project's Python files hold no functions, classes or statements to search. Upload the folder with the code.")]
+    #[error(
+        "The project's Python files hold no functions, classes or statements to search. Upload the folder with the code."
+    )]
     NoChunks,
     #[error(transparent)]
     Embed(#[from] EmbedError),
@@ -94,7 +100,10 @@ impl CodeTokenizer {
     /// The words before stemming: identifier parts, plus the whole identifier when it had several.
     pub fn words(text: &str) -> Vec<String> {
         let mut words = Vec::new();
-        for word in text.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()) {
+        for word in text
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|w| !w.is_empty())
+        {
             let parts = identifier_parts(word);
             if parts.len() > 1 {
                 words.push(parts.concat());
@@ -151,10 +160,14 @@ impl Retriever {
         if chunks.is_empty() {
             return Err(RetrievalError::NoChunks);
         }
-        let loops: Vec<TrainingLoop> =
-            project.python_files().flat_map(|file| training_loops(&file.path, &file.text)).collect();
-        let documents: Vec<String> =
-            chunks.iter().map(|chunk| format!("{} {}\n{}", chunk.path, chunk.name, chunk.text)).collect();
+        let loops: Vec<TrainingLoop> = project
+            .python_files()
+            .flat_map(|file| training_loops(&file.path, &file.text))
+            .collect();
+        let documents: Vec<String> = chunks
+            .iter()
+            .map(|chunk| format!("{} {}\n{}", chunk.path, chunk.name, chunk.text))
+            .collect();
         let corpus: Vec<&str> = documents.iter().map(String::as_str).collect();
         let bm25 = bm25::EmbedderBuilder::<u32, CodeTokenizer>::with_tokenizer_and_fit_to_corpus(
             CodeTokenizer::default(),
@@ -180,7 +193,15 @@ impl Retriever {
             }
             None => None,
         };
-        Ok(Self { chunks, documents, loops, bm25, scorer, dense, index: ProjectIndex::new(project) })
+        Ok(Self {
+            chunks,
+            documents,
+            loops,
+            bm25,
+            scorer,
+            dense,
+            index: ProjectIndex::new(project),
+        })
     }
 
     pub fn chunks(&self) -> &[Chunk] {
@@ -211,7 +232,10 @@ impl Retriever {
         for scored in self.scorer.matches(&self.bm25.embed(query)) {
             bm25_scores[scored.id] = scored.score;
         }
-        let mut pool: Vec<usize> = top_indices(&bm25_scores, candidates).into_iter().filter(|&i| bm25_scores[i] > 0.0).collect();
+        let mut pool: Vec<usize> = top_indices(&bm25_scores, candidates)
+            .into_iter()
+            .filter(|&i| bm25_scores[i] > 0.0)
+            .collect();
 
         // The query's vector, when both the index and the caller have the model.
         let query_vector = match (&self.dense, embedder) {
@@ -244,7 +268,11 @@ impl Retriever {
         let bm25_raw: Vec<f32> = pool.iter().map(|&i| bm25_scores[i]).collect();
         let bm25_norm = min_max(&bm25_raw);
         let has_dense = query_vector.is_some();
-        let dense_norm = if has_dense { min_max(&dense_raw) } else { vec![0.0; pool.len()] };
+        let dense_norm = if has_dense {
+            min_max(&dense_raw)
+        } else {
+            vec![0.0; pool.len()]
+        };
         let mut ranked: Vec<Candidate> = pool
             .iter()
             .enumerate()
@@ -288,7 +316,10 @@ impl Retriever {
         }
         if ranked.iter().all(|c| c.rerank.is_some()) {
             ranked.sort_by(|a, b| {
-                b.rerank.unwrap_or(f32::MIN).total_cmp(&a.rerank.unwrap_or(f32::MIN)).then(b.score.total_cmp(&a.score))
+                b.rerank
+                    .unwrap_or(f32::MIN)
+                    .total_cmp(&a.rerank.unwrap_or(f32::MIN))
+                    .then(b.score.total_cmp(&a.score))
             });
         }
     }
@@ -305,14 +336,21 @@ impl Retriever {
             let chunk = &self.chunks[candidate.chunk];
             let overlaps = chosen.iter().any(|other| {
                 other.path == chunk.path
-                    && other.spans.iter().any(|a| chunk.spans.iter().any(|b| a.0 <= b.1 && b.0 <= a.1))
+                    && other
+                        .spans
+                        .iter()
+                        .any(|a| chunk.spans.iter().any(|b| a.0 <= b.1 && b.0 <= a.1))
             });
             if overlaps {
                 continue;
             }
             chosen.push(chunk);
             let training_loop = self.loops.iter().any(|found| {
-                found.path == chunk.path && chunk.spans.iter().any(|&(start, end)| start <= found.line && found.line <= end)
+                found.path == chunk.path
+                    && chunk
+                        .spans
+                        .iter()
+                        .any(|&(start, end)| start <= found.line && found.line <= end)
             });
             out.push(RankedContext {
                 path: chunk.path.clone(),

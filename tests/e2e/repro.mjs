@@ -1,0 +1,181 @@
+// End-to-end tests of the reproduction page (/repro/) in headless Chromium (Playwright)
+// against the real server, whose agent runs the candidates in the sandbox. `cargo xtask
+// test` starts the server and runs this after playground.mjs; by hand:
+//   cargo xtask serve   # in one terminal
+//   BASE_URL=http://127.0.0.1:8080 node tests/e2e/repro.mjs
+// Screenshots go to tests/artifacts/repro-*.png.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const BASE = (process.env.BASE_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ARTIFACTS = process.env.ARTIFACTS_DIR || path.join(ROOT, 'tests', 'artifacts');
+const { chromium } = createRequire(path.join(ROOT, '.tools', 'package.json'))('playwright-core');
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const TITLE = 'Loss becomes NaN in logistic regression';
+const SNIPPET = `import numpy as np
+
+p = np.array([0.0, 0.5, 1.0])
+y = np.array([0.0, 1.0, 1.0])
+loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+print("loss", loss)
+`;
+const MODEL_PY = 'import numpy as np\n\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n';
+const TRAIN_PY = 'import numpy as np\nfrom model import loss\n\n\ndef train(X, y, lr=10.0):\n    w = np.zeros(X.shape[1])\n    for step in range(20):\n        p = 1 / (1 + np.exp(-X @ w))\n        w -= lr * X.T @ (p - y)\n        print(step, loss(y, p))\n    return w\n';
+
+const $ = (id) => `[data-testid="${id}"]`;
+let failures = 0;
+async function check(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    console.log(`ok   ${name} (${Date.now() - started} ms)`);
+  } catch (error) {
+    failures += 1;
+    console.log(`FAIL ${name}: ${error.stack || error}`);
+  }
+}
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+}
+async function openPage(browser, url = `${BASE}/repro/`) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.log(`page error: ${e}`));
+  await page.goto(url);
+  return page;
+}
+
+/** A zip of a small numpy project, written by Python's zipfile. */
+function projectZip() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'repro-e2e-'));
+  const file = path.join(dir, 'nan-project.zip');
+  const script = 'import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], "w") as z:\n'
+    + '    z.writestr("proj/model.py", sys.argv[2])\n    z.writestr("proj/train.py", sys.argv[3])\n';
+  execFileSync('python3', ['-c', script, file, MODEL_PY, TRAIN_PY]);
+  return file;
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await openPage(browser);
+  let shareUrl;
+  let debuggerHref;
+
+  await check('an empty form shows its messages next to the fields', async () => {
+    await page.waitForSelector($('repro-run'));
+    await page.click($('repro-run'));
+    await page.waitForSelector(`${$('title-error')}:not(:empty)`);
+    assert.match(await page.locator($('title-error')).innerText(), /title/);
+    assert.match(await page.locator($('observed-error')).innerText(), /stack trace|snippet/);
+    assert.equal(await page.getAttribute('#title', 'aria-invalid'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'title', 'the first field to fix has the focus');
+    assert.equal(await page.locator($('attempt')).count(), 0, 'nothing ran');
+    await shot(page, 'repro-01-invalid');
+  });
+
+  await check('the draft survives a reload', async () => {
+    await page.fill($('title'), TITLE);
+    await page.fill($('observed'), 'step 2 loss nan\nRuntimeWarning: divide by zero encountered in log');
+    await page.fill($('expected'), 'The loss decreases and stays finite.');
+    await page.fill($('snippet'), SNIPPET);
+    await page.fill($('frameworks'), 'numpy 1.24');
+    assert.equal(await page.locator($('title-error')).innerText(), '', 'typing clears the message');
+    await page.reload();
+    await page.waitForSelector($('repro-run'));
+    assert.equal(await page.inputValue($('title')), TITLE);
+    assert.equal(await page.inputValue($('snippet')), SNIPPET);
+    assert.equal(await page.inputValue($('frameworks')), 'numpy 1.24');
+  });
+
+  await check('archives are checked before and after upload', async () => {
+    await page.setInputFiles($('project-file'), { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') });
+    assert.match(await page.locator($('project-error')).innerText(), /not a \.zip or \.tar\.gz/);
+    await page.setInputFiles($('project-file'), { name: 'big.zip', mimeType: 'application/zip', buffer: Buffer.alloc(21 * 1024 * 1024) });
+    assert.match(await page.locator($('project-error')).innerText(), /limit is 20 MB/);
+    await page.setInputFiles($('project-file'), { name: 'fake.zip', mimeType: 'application/zip', buffer: Buffer.from('not really a zip') });
+    await page.waitForSelector($('project-error'));
+    assert.match(await page.locator($('project-error')).innerText(), /refused fake\.zip/);
+    await page.setInputFiles($('project-file'), projectZip());
+    await page.waitForSelector($('project'), { timeout: 30_000 });
+    assert.match(await page.locator($('project')).innerText(), /nan-project\.zip.*2 Python/);
+  });
+
+  await check('Ctrl+Enter runs the agent: attempts stream, then a final script', async () => {
+    await page.focus($('snippet'));
+    await page.keyboard.press('Control+Enter');
+    await page.waitForSelector($('attempt'), { timeout: 60_000 });
+    await page.waitForSelector(`${$('attempt-code')} .line`, { timeout: 60_000 });
+    await shot(page, 'repro-02-running');
+    await page.waitForSelector($('final-script'), { timeout: 180_000 });
+    const script = await page.locator($('final-script')).innerText();
+    assert.match(script, /np\.log/);
+    assert.match(await page.locator($('final-headline')).innerText(), /Reproduced|Not reproduced/);
+    assert.ok(await page.locator(`${$('checks')} .check`).count() >= 2, 'check badges');
+    assert.ok(await page.locator($('contexts')).count() === 1, 'ranked contexts from the project');
+    assert.match(await page.locator($('symptom')).innerText(), /calculation|crash|warning/i);
+    await page.locator($('restructured')).evaluate((d) => { d.open = false; });
+    await shot(page, 'repro-03-final');
+    await page.locator($('attempts')).scrollIntoViewIfNeeded();
+    await shot(page, 'repro-03b-attempts');
+    debuggerHref = await page.getAttribute($('open-debugger'), 'href');
+    assert.ok(debuggerHref.startsWith('/#v1.'), debuggerHref);
+    const attempts = await page.locator($('attempt')).count();
+    if (attempts > 1) {
+      await page.locator($('attempt')).first().click();
+      assert.equal(await page.locator($('attempt')).first().getAttribute('aria-current'), 'true');
+      await page.waitForSelector($('attempt-code'));
+    }
+  });
+
+  await check('"Open in debugger" opens the script in the playground', async () => {
+    const playground = await openPage(browser, `${BASE}${debuggerHref}`);
+    await playground.waitForSelector('.highlight .tok-keyword');
+    assert.match(await playground.inputValue($('editor')), /np\.log/);
+    await playground.context().close();
+  });
+
+  await check('Share stores the run; its link reopens it read-only with Rerun', async () => {
+    await page.click($('share-repro'));
+    await page.waitForSelector($('repro-link'));
+    shareUrl = await page.inputValue($('repro-link'));
+    assert.match(shareUrl, /\/s\/[A-Za-z0-9]+$/);
+    const shared = await openPage(browser, shareUrl);
+    await shared.waitForSelector($('stored-report'));
+    assert.equal(await shared.locator($('stored-title')).innerText(), TITLE);
+    await shared.waitForSelector($('final-script'));
+    assert.match(await shared.locator($('final-script')).innerText(), /np\.log/);
+    assert.ok(await shared.locator($('attempt')).count() >= 1);
+    assert.ok(await shared.isEnabled($('rerun')));
+    assert.equal(await shared.locator($('repro-run')).count(), 0, 'read-only: no form');
+    await shot(shared, 'repro-04-shared');
+    await shared.context().close();
+  });
+
+  await check('paste mode and the dark theme', async () => {
+    await page.click($('mode-paste'));
+    await page.fill($('free-text'), 'NaN');
+    await page.click($('repro-run'));
+    assert.match(await page.locator($('free-text-error')).innerText(), /too short/);
+    await page.click($('mode-structured'));
+    await page.click($('theme'));
+    await shot(page, 'repro-05-dark');
+  });
+} finally {
+  await browser.close();
+}
+if (failures > 0) {
+  console.log(`e2e repro: ${failures} check(s) failed; screenshots in ${ARTIFACTS}`);
+  process.exit(1);
+}
+console.log(`e2e repro: all checks passed; screenshots in ${ARTIFACTS}`);
