@@ -59,7 +59,7 @@ pub async fn run_program(code: &str, stdin: &str) -> Result<StateTree, RunError>
     if !reply.ok {
         return Err(error_from_body(&reply.status_line(), &reply.body));
     }
-    let trace: Trace = serde_json::from_str(&reply.body).map_err(|e| RunError::Unreadable(e.to_string()))?;
+    let trace = crate::wire::trace_from_json(&reply.body).map_err(|e| RunError::Unreadable(e.to_string()))?;
     Ok(StateTree::new(trace)?)
 }
 
@@ -492,6 +492,7 @@ struct Envelope {
 #[derive(Debug, PartialEq, Deserialize)]
 struct ChunkBody {
     frames: Vec<Frame>,
+    #[serde(deserialize_with = "crate::wire::values")]
     values: Vec<Value>,
     events: Vec<Event>,
 }
@@ -500,6 +501,7 @@ struct ChunkBody {
 struct EndBody {
     stdout: String,
     stderr: String,
+    #[serde(deserialize_with = "crate::wire::outcome")]
     outcome: Outcome,
 }
 

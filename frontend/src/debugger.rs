@@ -12,8 +12,8 @@ use leptos::prelude::*;
 use replayground_shared::{Action, Limit, Outcome, StateTree, Stop};
 use wasm_bindgen::JsCast;
 
-use crate::state_tree_view::StateTreeView;
-use crate::stop_view::{StopView, function_label};
+use crate::state_tree_view::{StateTreeView, data_of, refocus};
+use crate::stop_view::{StopView, call_stack_html, function_label};
 use crate::syntax::push_escaped;
 use crate::values::{ObjectTags, changed_names, push_value_html, toggle_expanded};
 
@@ -216,7 +216,6 @@ pub fn DebuggerPanel(
         }
     };
 
-    let stack_session = Arc::clone(&session);
     let vars_session = Arc::clone(&session);
     let tree_session = Arc::clone(&session);
 
@@ -329,45 +328,20 @@ pub fn DebuggerPanel(
             <div class="inspectors">
                 <section class="inspector stack" aria-labelledby="stack-heading">
                     <h3 id="stack-heading">"Call stack"</h3>
-                    <ol class="call-stack" data-testid="call-stack">
-                        {move || {
+                    <ol
+                        class="call-stack"
+                        data-testid="call-stack"
+                        inner_html=move || {
                             let picked = inspected.get();
-                            at_stop
-                                .with(|v| {
-                                    let innermost = v.call_stack.last().map(|e| e.activation);
-                                    v.call_stack
-                                        .iter()
-                                        .rev()
-                                        .map(|entry| {
-                                            let activation = entry.activation;
-                                            let selected = picked.or(innermost) == Some(activation);
-                                            let label = stack_session
-                                                .tree
-                                                .trace()
-                                                .frame(stack_session.tree.activations()[activation as usize].frame)
-                                                .function
-                                                .clone();
-                                            view! {
-                                                <li>
-                                                    <button
-                                                        type="button"
-                                                        class="frame"
-                                                        class:selected=selected
-                                                        aria-pressed=selected.to_string()
-                                                        title="Show this frame's variables"
-                                                        on:click=move |_| inspected.set(Some(activation))
-                                                    >
-                                                        <code>{function_label(&label)}</code>
-                                                        " line "
-                                                        {entry.line}
-                                                    </button>
-                                                </li>
-                                            }
-                                        })
-                                        .collect_view()
-                                })
-                        }}
-                    </ol>
+                            at_stop.with(|v| call_stack_html(&v.call_stack, picked))
+                        }
+                        on:click=move |ev| {
+                            if let Some(activation) = data_of(&ev, "data-activation").and_then(|a| a.parse().ok()) {
+                                inspected.set(Some(activation));
+                                refocus(&ev, format!(r#"[data-activation="{activation}"]"#));
+                            }
+                        }
+                    ></ol>
                     <Show when=move || at_stop.with(|v| v.call_stack.is_empty())>
                         <p class="empty">"No frames: the program is not running."</p>
                     </Show>

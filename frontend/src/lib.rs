@@ -17,5 +17,6 @@ pub mod state_tree_view;
 pub mod stop_view;
 pub mod syntax;
 pub mod values;
+pub mod wire;
 
 pub use app::App;

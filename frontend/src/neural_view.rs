@@ -240,168 +240,175 @@ pub fn NeuralPanel(session: Arc<Session>, mode: NeuralMode, breakpoints: RwSigna
     }
 }
 
-fn panel_body(p: &PanelState) -> AnyView {
+/// What the panel shows, worked out from its state (kept apart from the DOM so that it is
+/// tested natively, and rendered by one view: few view types keep the wasm small).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Summary {
+    heading: String,
+    /// Class, test id and text of the status line.
+    status: (&'static str, &'static str, String),
+    tokens: Option<String>,
+    predicted_line: Option<String>,
+    /// Label, line and description of the real state.
+    real: Option<(&'static str, String, String)>,
+    rows: Vec<FieldRow>,
+    /// Consistent or not, and the candidate in words.
+    candidates: Vec<(bool, String)>,
+    note: Option<String>,
+}
+
+fn summary(p: &PanelState) -> Summary {
     let Some(action) = p.action else {
-        return view! {
-            <p class="note">"Step (s, n, r, c or back) and the model predicts the same step beside the real run."</p>
-        }
-        .into_any();
+        return Summary {
+            heading: "Neural debugger".to_owned(),
+            status: (
+                "note",
+                "neural-status",
+                "Step (s, n, r, c or back) and the model predicts the same step beside the real run.".to_owned(),
+            ),
+            ..Summary::default()
+        };
     };
     let from = p.from_line.map_or_else(|| "the end".to_owned(), |l| format!("line {l}"));
     let model = if p.model.is_empty() { String::new() } else { format!(" ({})", p.model) };
-    let heading = format!("Model{model}: {} from {from}", action.name().replace('_', " "));
-    let body = match &p.result {
+    let mut out = Summary {
+        heading: format!("Model{model}: {} from {from}", action.name().replace('_', " ")),
+        ..Summary::default()
+    };
+    let end = match &p.result {
         None => {
-            let text = p.tokens.join("\n");
-            view! {
-                <p class="neural-status">"Predicting…"</p>
-                <pre class="neural-tokens" data-testid="neural-tokens">{text}</pre>
-            }
-            .into_any()
+            out.status = ("neural-status", "neural-status", "Predicting…".to_owned());
+            out.tokens = Some(p.tokens.join("\n"));
+            return out;
         }
-        Some(Err(message)) => view! { <p class="error" role="alert" data-testid="neural-error">{message.clone()}</p> }.into_any(),
-        Some(Ok(end)) if action.is_reverse() => candidates_view(end),
-        Some(Ok(end)) => forward_view(end),
+        Some(Err(message)) => {
+            out.status = ("error", "neural-error", message.clone());
+            return out;
+        }
+        Some(Ok(end)) => end,
     };
-    view! {
-        <h3>{heading}</h3>
-        {body}
+    let line = |s: Option<&State>| s.and_then(|s| s.line).map_or_else(|| "—".to_owned(), |l| l.to_string());
+    out.note = Some(speed(end));
+    if action.is_reverse() {
+        let consistent = end.predictions.iter().filter(|c| c.consistent == Some(true)).count();
+        out.status = (
+            "neural-verdict",
+            "neural-verdict",
+            format!("{consistent} of {} candidates are consistent with the real run.", end.predictions.len()),
+        );
+        out.real = Some(("Real previous line ", line(Some(&end.actual)), describe_state(&end.actual)));
+        out.candidates = end
+            .predictions
+            .iter()
+            .map(|c| {
+                let text = match &c.state {
+                    Some(state) => {
+                        let differs: Vec<String> = compare(state, &end.actual)
+                            .into_iter()
+                            .filter(|r| r.verdict != FieldMatch::Equal)
+                            .map(|r| format!("{} {}", r.field, r.verdict.label()))
+                            .collect();
+                        if differs.is_empty() {
+                            format!("{} Same as the real previous state.", describe_state(state))
+                        } else {
+                            format!("{} Unlike the real previous state: {}.", describe_state(state), differs.join(", "))
+                        }
+                    }
+                    None => format!("Parse failure: {}", c.parse_error.as_deref().unwrap_or_default()),
+                };
+                (c.consistent == Some(true), text)
+            })
+            .collect();
+        return out;
     }
-    .into_any()
-}
-
-fn speed(end: &PredictEnd) -> String {
-    let tokens: u32 = end.predictions.iter().map(|p| p.tokens).sum();
-    let ms: u64 = end.predictions.iter().map(|p| p.elapsed_ms).sum();
-    let rate = f64::from(tokens) * 1000.0 / (ms.max(1) as f64);
-    format!("{tokens} tokens in {:.2} s ({rate:.0} tokens/s)", ms as f64 / 1000.0)
-}
-
-fn line_text(state: Option<&State>) -> String {
-    state.and_then(|s| s.line).map_or_else(|| "—".to_owned(), |l| l.to_string())
-}
-
-fn forward_view(end: &PredictEnd) -> AnyView {
     let Some(prediction) = end.predictions.first() else {
-        return view! { <p class="error">"The server sent no prediction."</p> }.into_any();
+        out.status = ("error", "neural-error", "The server sent no prediction.".to_owned());
+        return out;
     };
-    let verdict = match (&prediction.state, prediction.matches) {
-        (None, _) => "✗ Parse failure: the answer is not a state, so it counts as wrong.".to_owned(),
-        (Some(_), true) => "✓ The model predicted every field.".to_owned(),
-        (Some(state), false) => {
-            let wrong = compare(state, &end.actual)
-                .iter()
-                .filter(|r| r.verdict != FieldMatch::Equal)
-                .count();
+    out.predicted_line = Some(line(prediction.state.as_ref()));
+    out.real = Some(("real line ", line(Some(&end.actual)), describe_state(&end.actual)));
+    if let Some(state) = &prediction.state {
+        out.rows = compare(state, &end.actual);
+    }
+    let verdict = match &prediction.state {
+        None => {
+            out.tokens = Some(prediction.text.clone());
+            format!(
+                "✗ Parse failure ({}): the answer is not a state, so it counts as wrong.",
+                prediction.parse_error.as_deref().unwrap_or_default()
+            )
+        }
+        Some(_) if prediction.matches => "✓ The model predicted every field.".to_owned(),
+        Some(_) => {
+            let wrong = out.rows.iter().filter(|r| r.verdict != FieldMatch::Equal).count();
             format!("✗ {wrong} field(s) differ from the real run.")
         }
     };
     let class = if prediction.matches { "neural-verdict ok" } else { "neural-verdict bad" };
-    let table = match &prediction.state {
-        Some(state) => {
-            let rows = compare(state, &end.actual)
-                .into_iter()
-                .map(|row| {
+    out.status = (class, "neural-verdict", verdict);
+    out
+}
+
+/// Integer arithmetic only: float formatting would add ~10 KB of wasm.
+fn speed(end: &PredictEnd) -> String {
+    let tokens: u64 = end.predictions.iter().map(|p| u64::from(p.tokens)).sum();
+    let ms: u64 = end.predictions.iter().map(|p| p.elapsed_ms).sum();
+    format!("{tokens} tokens in {ms} ms ({} tokens/s)", tokens * 1000 / ms.max(1))
+}
+
+fn panel_body(p: &PanelState) -> impl IntoView + use<> {
+    let Summary {
+        heading,
+        status: (class, test_id, status),
+        tokens,
+        predicted_line,
+        real,
+        rows,
+        candidates,
+        note,
+    } = summary(p);
+    view! {
+        <h3>{heading}</h3>
+        <p class=class data-testid=test_id>{status}</p>
+        {real.map(|(label, line, description)| view! {
+            <p class="neural-lines">
+                {predicted_line.map(|p| view! { "Predicted line " <strong data-testid="neural-predicted-line">{p}</strong> " · " })}
+                {label}
+                <strong data-testid="neural-real-line">{line}</strong>
+                " — "
+                {description}
+            </p>
+        })}
+        {tokens.map(|t| view! { <pre class="neural-tokens" data-testid="neural-tokens">{t}</pre> })}
+        {(!rows.is_empty()).then(|| view! {
+            <table class="neural-compare" data-testid="neural-compare">
+                <tr><th scope="col">"Field"</th><th scope="col">"Predicted"</th><th scope="col">"Real"</th><th></th></tr>
+                {rows.into_iter().map(|row| {
                     let label = row.verdict.label();
                     view! {
                         <tr class=format!("field-{label}")>
                             <th scope="row">{row.field}</th>
-                            <td><code>{row.predicted.unwrap_or_default()}</code></td>
-                            <td><code>{row.real.unwrap_or_default()}</code></td>
+                            <td><code>{row.predicted}</code></td>
+                            <td><code>{row.real}</code></td>
                             <td class="verdict">{label}</td>
                         </tr>
                     }
-                })
-                .collect_view();
-            view! {
-                <table class="neural-compare" data-testid="neural-compare">
-                    <thead>
-                        <tr>
-                            <th scope="col">"Field"</th>
-                            <th scope="col">"Predicted"</th>
-                            <th scope="col">"Real"</th>
-                            <th scope="col">""</th>
-                        </tr>
-                    </thead>
-                    <tbody>{rows}</tbody>
-                </table>
-            }
-            .into_any()
-        }
-        None => view! {
-            <p class="neural-parse-failure" data-testid="neural-parse-failure">
-                {prediction.parse_error.clone().unwrap_or_default()}
-            </p>
-            <pre class="neural-tokens">{prediction.text.clone()}</pre>
-        }
-        .into_any(),
-    };
-    view! {
-        <p class=class data-testid="neural-verdict">{verdict}</p>
-        <p class="neural-lines">
-            "Predicted line "
-            <strong data-testid="neural-predicted-line">{line_text(prediction.state.as_ref())}</strong>
-            " · real line "
-            <strong data-testid="neural-real-line">{line_text(Some(&end.actual))}</strong>
-            " — "
-            {describe_state(&end.actual)}
-        </p>
-        {table}
-        <p class="note">{speed(end)}</p>
+                }).collect_view()}
+            </table>
+        })}
+        {(!candidates.is_empty()).then(|| view! {
+            <ol class="neural-candidates" data-testid="neural-candidates">
+                {candidates.into_iter().map(|(ok, text)| view! {
+                    <li class:ok=ok>
+                        <strong>{if ok { "✓ consistent" } else { "✗ inconsistent" }}</strong>
+                        " "
+                        {text}
+                    </li>
+                }).collect_view()}
+            </ol>
+        })}
+        {note.map(|n| view! { <p class="note">{n}</p> })}
     }
-    .into_any()
-}
-
-fn candidates_view(end: &PredictEnd) -> AnyView {
-    let consistent = end.predictions.iter().filter(|p| p.consistent == Some(true)).count();
-    let items = end
-        .predictions
-        .iter()
-        .map(|p| {
-            let ok = p.consistent == Some(true);
-            let mark = if ok { "✓ consistent" } else { "✗ inconsistent" };
-            let text = match &p.state {
-                Some(state) => {
-                    let differs: Vec<String> = compare(state, &end.actual)
-                        .into_iter()
-                        .filter(|r| r.verdict != FieldMatch::Equal)
-                        .map(|r| format!("{} {}", r.field, r.verdict.label()))
-                        .collect();
-                    let diff = if differs.is_empty() {
-                        " Same as the real previous state.".to_owned()
-                    } else {
-                        format!(" Unlike the real previous state: {}.", differs.join(", "))
-                    };
-                    format!("{}{diff}", describe_state(state))
-                }
-                None => format!(
-                    "Parse failure: {}",
-                    p.parse_error.clone().unwrap_or_default()
-                ),
-            };
-            view! {
-                <li class:ok=ok>
-                    <strong>{mark}</strong>
-                    " "
-                    {text}
-                </li>
-            }
-        })
-        .collect_view();
-    view! {
-        <p class="neural-verdict" data-testid="neural-verdict">
-            {format!("{consistent} of {} candidates are consistent with the real run.", end.predictions.len())}
-        </p>
-        <p class="neural-lines">
-            "Real previous line "
-            <strong data-testid="neural-real-line">{line_text(Some(&end.actual))}</strong>
-            " — "
-            {describe_state(&end.actual)}
-        </p>
-        <ol class="neural-candidates" data-testid="neural-candidates">{items}</ol>
-        <p class="note">{speed(end)}</p>
-    }
-    .into_any()
 }
 
 #[cfg(test)]
@@ -446,6 +453,69 @@ mod tests {
                 ("z", FieldMatch::Extra),
             ]
         );
+    }
+
+    fn prediction(state: Option<State>, matches: bool, consistent: Option<bool>) -> replayground_shared::protocol::Prediction {
+        replayground_shared::protocol::Prediction {
+            sample: 0,
+            text: "<|line|>9 1 f <|vars|>{".into(),
+            parse_error: state.is_none().then(|| "cut after 3 tokens".to_owned()),
+            state,
+            matches,
+            consistent,
+            tokens: 30,
+            elapsed_ms: 200,
+        }
+    }
+
+    #[test]
+    fn the_panel_shows_predicted_and_real_with_a_verdict() {
+        let real = state(StopKind::Line, 3, 1, &[("x", "1")], None);
+        let wrong = state(StopKind::Line, 4, 1, &[("x", "1")], None);
+        let mut panel = PanelState {
+            action: Some(Action::StepOver),
+            from_line: Some(2),
+            model: "tiny".into(),
+            tokens: vec!["<|line|>4".into()],
+            result: None,
+        };
+        let streaming = summary(&panel);
+        assert_eq!(streaming.heading, "Model (tiny): step over from line 2");
+        assert_eq!(streaming.tokens.as_deref(), Some("<|line|>4"));
+        panel.result = Some(Ok(PredictEnd {
+            predictions: vec![prediction(Some(wrong), false, None)],
+            actual: real.clone(),
+        }));
+        let done = summary(&panel);
+        assert_eq!(done.predicted_line.as_deref(), Some("4"));
+        assert_eq!(done.real.as_ref().map(|r| r.1.as_str()), Some("3"));
+        assert_eq!(done.status.2, "✗ 1 field(s) differ from the real run.");
+        assert_eq!(done.note.as_deref(), Some("30 tokens in 200 ms (150 tokens/s)"));
+        assert!(done.rows.iter().any(|r| r.field == "line" && r.verdict == FieldMatch::Differs));
+        // A parse failure shows the raw text and counts as wrong.
+        panel.result = Some(Ok(PredictEnd {
+            predictions: vec![prediction(None, false, None)],
+            actual: real.clone(),
+        }));
+        let failed = summary(&panel);
+        assert!(failed.status.2.contains("Parse failure (cut after 3 tokens)"), "{}", failed.status.2);
+        assert_eq!(failed.predicted_line.as_deref(), Some("—"));
+        assert!(failed.tokens.is_some() && failed.rows.is_empty());
+        // Reverse: every candidate is marked.
+        panel.action = Some(Action::ReverseStepInto);
+        panel.result = Some(Ok(PredictEnd {
+            predictions: vec![
+                prediction(Some(real.clone()), true, Some(true)),
+                prediction(None, false, Some(false)),
+            ],
+            actual: real,
+        }));
+        let reverse = summary(&panel);
+        assert_eq!(reverse.status.2, "1 of 2 candidates are consistent with the real run.");
+        assert_eq!(reverse.candidates.iter().map(|c| c.0).collect::<Vec<_>>(), [true, false]);
+        assert!(reverse.candidates[0].1.ends_with("Same as the real previous state."));
+        panel.result = Some(Err("Neural mode is off.".into()));
+        assert_eq!(summary(&panel).status, ("error", "neural-error", "Neural mode is off.".to_owned()));
     }
 
     #[test]

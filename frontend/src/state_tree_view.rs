@@ -233,10 +233,10 @@ pub fn StateTreeView(session: Arc<Session>, stop: RwSignal<Stop>, on_jump: Callb
                     c.insert(activation);
                 }
             });
-            refocus(scroller, format!(r#"[data-toggle="{activation}"]"#));
+            refocus(&ev, format!(r#"[data-toggle="{activation}"]"#));
         } else if let Some(start) = data_of(&ev, "data-jump").and_then(|s| s.parse::<u32>().ok()) {
             on_jump.run(start);
-            refocus(scroller, format!(r#"[data-jump="{start}"]"#));
+            refocus(&ev, format!(r#"[data-jump="{start}"]"#));
         }
     };
 
@@ -266,13 +266,17 @@ pub fn StateTreeView(session: Arc<Session>, stop: RwSignal<Stop>, on_jump: Callb
     }
 }
 
-/// Rewriting the rows drops the focus of the button just pressed: put it back on the same
-/// row's button once the rows are redrawn, so keyboard users stay in the tree.
-fn refocus(scroller: NodeRef<Div>, selector: String) {
+/// Rewriting a list drops the focus of the button just pressed: put it back on the button
+/// matching `selector` in the clicked list once it is redrawn, so keyboard users stay there.
+pub fn refocus(ev: &web_sys::Event, selector: String) {
+    let Some(list) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else {
+        return;
+    };
     request_animation_frame(move || {
-        let button = scroller
-            .get_untracked()
-            .and_then(|tree| tree.query_selector(&selector).ok().flatten())
+        let button = list
+            .query_selector(&selector)
+            .ok()
+            .flatten()
             .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok());
         if let Some(button) = button {
             let _ = button.focus();

@@ -2,8 +2,12 @@
 //!
 //! Kept pure so it is tested natively as well as in the browser.
 
+use std::fmt::Write as _;
+
 use replayground_shared::state_tree::TreeChild;
 use replayground_shared::{State, StateTree, Stop, StopKind};
+
+use crate::syntax::push_escaped;
 
 /// Everything the debugger panel shows at a stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +116,26 @@ pub fn call_stack(tree: &StateTree, event: usize) -> Vec<StackEntry> {
         .collect()
 }
 
+/// The call stack as HTML, innermost frame first: a button per frame (`data-activation`
+/// for the panel's click handler) that shows its variables; `picked` (else the innermost)
+/// is pressed. A string rather than a view per frame: smaller wasm.
+pub fn call_stack_html(stack: &[StackEntry], picked: Option<u32>) -> String {
+    let selected = picked.or(stack.last().map(|e| e.activation));
+    let mut out = String::new();
+    for entry in stack.iter().rev() {
+        let on = selected == Some(entry.activation);
+        let _ = write!(
+            out,
+            r#"<li><button type="button" class="{}" aria-pressed="{on}" title="Show this frame's variables" data-activation="{}"><code>"#,
+            if on { "frame selected" } else { "frame" },
+            entry.activation
+        );
+        push_escaped(&mut out, &function_label(&entry.function));
+        let _ = write!(out, "</code> line {}</button></li>", entry.line);
+    }
+    out
+}
+
 /// `fib()` for a function, `<module>`-style names (module, lambda, comprehension) as they are.
 pub fn function_label(function: &str) -> String {
     if function.starts_with('<') {
@@ -217,6 +241,21 @@ mod tests {
         assert_eq!(end.line, None);
         assert_eq!(end.headline, "The program has ended.");
         assert!(end.call_stack.is_empty());
+    }
+
+    #[test]
+    fn the_call_stack_lists_the_innermost_frame_first_and_presses_one() {
+        let tree = example();
+        let view = StopView::at(&tree, Stop::Event(4));
+        let html = call_stack_html(&view.call_stack, None);
+        assert_eq!(
+            html,
+            concat!(
+                r#"<li><button type="button" class="frame selected" aria-pressed="true" title="Show this frame's variables" data-activation="1"><code>double()</code> line 2</button></li>"#,
+                r#"<li><button type="button" class="frame" aria-pressed="false" title="Show this frame's variables" data-activation="0"><code>&lt;module&gt;</code> line 4</button></li>"#,
+            )
+        );
+        assert!(call_stack_html(&view.call_stack, Some(0)).contains(r#"class="frame selected" aria-pressed="true" title="Show this frame's variables" data-activation="0""#));
     }
 
     #[test]

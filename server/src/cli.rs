@@ -273,7 +273,12 @@ pub struct ServeArgs {
     pub reranker: Option<PathBuf>,
     /// The sentence-embedding model (all-MiniLM-L6-v2 folder); default: the one
     /// `cargo xtask setup` installs, when present; without one the agent ranks by BM25 only.
-    #[arg(long, env = "REPLAYGROUND_EMBEDDINGS", value_name = "DIR", conflicts_with = "no_embeddings")]
+    #[arg(
+        long,
+        env = "REPLAYGROUND_EMBEDDINGS",
+        value_name = "DIR",
+        conflicts_with = "no_embeddings"
+    )]
     pub embeddings: Option<PathBuf>,
     /// Serve the reproduction agent without the embedding model (BM25 ranking, word-overlap
     /// relevance): for small machines and debug builds, where embedding is slow.

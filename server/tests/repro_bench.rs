@@ -91,6 +91,7 @@ async fn the_agent_stays_above_its_measured_floors() {
         llm: None,
         variants: vec![Variant::full()],
         concurrency: 2,
+        transcripts: None,
     };
     let results = run_suite(cases, config, &mut |_| {}).await;
     let summary = BenchSummary::new("tests/repro-suite", results);

@@ -188,9 +188,11 @@ fn the_fixture_is_chunked_with_qualified_names_and_lines() {
     let project = fixture();
     assert_eq!(project.python_files().count(), 11);
     let chunks = chunk_project(&project);
+    // A module chunk is named after its module, so `train.py` has a module `train` and a function `train`.
     let find = |path: &str, name: &str| {
         chunks
             .iter()
+            .rev()
             .find(|c| c.path == path && c.name == name)
             .unwrap_or_else(|| panic!("no chunk {name} in {path}"))
     };

@@ -149,7 +149,7 @@ try {
     await page.click($('share-repro'));
     await page.waitForSelector($('repro-link'));
     shareUrl = await page.inputValue($('repro-link'));
-    assert.match(shareUrl, /\/s\/[A-Za-z0-9]+$/);
+    assert.match(shareUrl, /\/s\/[A-Za-z0-9_-]+$/);
     const shared = await openPage(browser, shareUrl);
     await shared.waitForSelector($('stored-report'));
     assert.equal(await shared.locator($('stored-title')).innerText(), TITLE);

@@ -9,7 +9,9 @@ use futures::StreamExt as _;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::channel::oneshot;
 use gloo_net::http::Request;
-use replayground_shared::protocol::{ClientMessage, PROTOCOL_VERSION, ShareCreated, ShareKind, ShareRequest, SharedItem};
+use replayground_shared::protocol::{
+    ClientMessage, PROTOCOL_VERSION, ShareCreated, ShareKind, ShareRequest, SharedItem,
+};
 use replayground_shared::repro::{AgentEvent, ReproRequest, ReproTranscript};
 use serde::Deserialize;
 use wasm_bindgen::JsCast as _;
@@ -288,12 +290,16 @@ struct ProjectCreated {
 
 /// Uploads an archive with `XMLHttpRequest` (fetch reports no upload progress), calling
 /// `on_progress` with the fraction sent.
-pub async fn upload_project(file: web_sys::File, on_progress: impl Fn(f64) + 'static) -> Result<UploadedProject, String> {
+pub async fn upload_project(
+    file: web_sys::File,
+    on_progress: impl Fn(f64) + 'static,
+) -> Result<UploadedProject, String> {
     let failed = |why: &str| format!("The upload failed: {why}. Pick the file again to retry.");
     let xhr = web_sys::XmlHttpRequest::new().map_err(|_| failed("the browser cannot send files"))?;
     let name = file.name();
     let url = format!("{PROJECTS_URL}?name={}", js_sys::encode_uri_component(&name));
-    xhr.open("POST", &url).map_err(|_| failed("the request could not be opened"))?;
+    xhr.open("POST", &url)
+        .map_err(|_| failed("the request could not be opened"))?;
     let _ = xhr.set_request_header("content-type", "application/octet-stream");
     let progress = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |event: web_sys::ProgressEvent| {
         if event.length_computable() && event.total() > 0.0 {
@@ -378,7 +384,8 @@ pub async fn share(transcript: &ReproTranscript) -> Result<String, String> {
 
 /// Fetches a stored reproduction.
 pub async fn load(id: &str) -> Result<ReproTranscript, String> {
-    let failed = |why: String| format!("This reproduction link cannot be opened: {why}. The form below starts a new one.");
+    let failed =
+        |why: String| format!("This reproduction link cannot be opened: {why}. The form below starts a new one.");
     let response = Request::get(&format!("{SHARE_URL}/{id}"))
         .send()
         .await
@@ -429,7 +436,10 @@ mod tests {
             event: event.clone(),
         };
         assert!(matches!(read(&agent), Incoming::Agent { job: 2, event: e } if e == event));
-        assert!(matches!(read(&ServerMessage::Cancelled { seq: 5, job: 2 }), Incoming::Cancelled { job: 2 }));
+        assert!(matches!(
+            read(&ServerMessage::Cancelled { seq: 5, job: 2 }),
+            Incoming::Cancelled { job: 2 }
+        ));
         let error = ServerMessage::Error {
             seq: 6,
             job: Some(2),
@@ -439,6 +449,9 @@ mod tests {
             retry_after_s: None,
         };
         assert!(matches!(read(&error), Incoming::Error { message } if message == "The report is empty."));
-        assert!(matches!(read(&ServerMessage::Pong { seq: 7, reply_to: 3 }), Incoming::Other));
+        assert!(matches!(
+            read(&ServerMessage::Pong { seq: 7, reply_to: 3 }),
+            Incoming::Other
+        ));
     }
 }

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::diff::{counts, line_diff};
+use super::diff::{DiffLine, counts};
 use super::highlight::highlight;
 
 /// A read-only code block with line numbers; `code` may grow while tokens stream.
@@ -51,8 +51,7 @@ pub fn CodeBlock(
 
 /// The changes from `old` to `new`, one line each, marked + and −.
 #[component]
-pub fn DiffView(old: String, new: String, #[prop(into)] title: String) -> impl IntoView {
-    let diff = line_diff(&old, &new);
+pub fn DiffView(diff: Vec<DiffLine>, #[prop(into)] title: String) -> impl IntoView {
     let (added, removed) = counts(&diff);
     let summary = if added + removed == 0 {
         "no changes".to_owned()

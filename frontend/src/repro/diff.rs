@@ -42,29 +42,39 @@ pub fn line_diff(old: &str, new: &str) -> Vec<DiffLine> {
     let new_lines: Vec<&str> = new.lines().collect();
     let mut capture = Capture::default();
     // Capturing cannot fail (its error type is `Infallible`).
-    let _ = myers::diff(&mut capture, &old_lines[..], 0..old_lines.len(), &new_lines[..], 0..new_lines.len());
-    let owned = |lines: &[&str], make: fn(String) -> DiffLine| lines.iter().map(|l| make((*l).to_owned())).collect::<Vec<_>>();
+    let _ = myers::diff(
+        &mut capture,
+        &old_lines[..],
+        0..old_lines.len(),
+        &new_lines[..],
+        0..new_lines.len(),
+    );
+    // Within each changed stretch, removed lines come before added ones, as diffs read.
     let mut out = Vec::new();
+    let (mut removed, mut added) = (Vec::new(), Vec::new());
     for op in capture.into_ops() {
-        match op {
-            DiffOp::Equal { old_index, len, .. } => out.extend(owned(&old_lines[old_index..old_index + len], DiffLine::Same)),
-            DiffOp::Delete { old_index, old_len, .. } => {
-                out.extend(owned(&old_lines[old_index..old_index + old_len], DiffLine::Removed));
-            }
-            DiffOp::Insert { new_index, new_len, .. } => {
-                out.extend(owned(&new_lines[new_index..new_index + new_len], DiffLine::Added));
-            }
+        let (old_part, new_part, same) = match op {
+            DiffOp::Equal { old_index, len, .. } => (old_index..old_index + len, 0..0, true),
+            DiffOp::Delete { old_index, old_len, .. } => (old_index..old_index + old_len, 0..0, false),
+            DiffOp::Insert { new_index, new_len, .. } => (0..0, new_index..new_index + new_len, false),
             DiffOp::Replace {
                 old_index,
                 old_len,
                 new_index,
                 new_len,
-            } => {
-                out.extend(owned(&old_lines[old_index..old_index + old_len], DiffLine::Removed));
-                out.extend(owned(&new_lines[new_index..new_index + new_len], DiffLine::Added));
-            }
+            } => (old_index..old_index + old_len, new_index..new_index + new_len, false),
+        };
+        if same {
+            out.append(&mut removed);
+            out.append(&mut added);
+            out.extend(old_lines[old_part].iter().map(|l| DiffLine::Same((*l).to_owned())));
+        } else {
+            removed.extend(old_lines[old_part].iter().map(|l| DiffLine::Removed((*l).to_owned())));
+            added.extend(new_lines[new_part].iter().map(|l| DiffLine::Added((*l).to_owned())));
         }
     }
+    out.append(&mut removed);
+    out.append(&mut added);
     out
 }
 

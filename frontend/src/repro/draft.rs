@@ -59,7 +59,10 @@ impl Default for Draft {
             description: String::new(),
             observed: String::new(),
             expected: String::new(),
-            snippets: vec![Snippet { id: 1, code: String::new() }],
+            snippets: vec![Snippet {
+                id: 1,
+                code: String::new(),
+            }],
             python: String::new(),
             frameworks: String::new(),
             hardware: String::new(),
@@ -200,7 +203,10 @@ impl Draft {
             .map(|(code, id)| Snippet { id, code: code.clone() })
             .collect();
         if snippets.is_empty() {
-            snippets.push(Snippet { id: 1, code: String::new() });
+            snippets.push(Snippet {
+                id: 1,
+                code: String::new(),
+            });
         }
         Self {
             mode,
@@ -240,7 +246,10 @@ impl Draft {
             }
             Mode::Structured => {
                 if self.title.trim().is_empty() {
-                    push(Field::Title, "Give the report a title: one line that names the bug.".into());
+                    push(
+                        Field::Title,
+                        "Give the report a title: one line that names the bug.".into(),
+                    );
                 }
                 let has_code = self.snippets.iter().any(|s| !s.code.trim().is_empty());
                 if self.observed.trim().is_empty() && !has_code && self.description.trim().is_empty() {
@@ -268,7 +277,10 @@ impl Draft {
             }
         }
         if self.framework_list().len() > 32 {
-            push(Field::Frameworks, "List at most 32 frameworks: the ones the bug involves.".into());
+            push(
+                Field::Frameworks,
+                "List at most 32 frameworks: the ones the bug involves.".into(),
+            );
         }
         if errors.is_empty()
             && let Err(message) = self.report().check()
@@ -284,8 +296,13 @@ impl Draft {
 
 /// Why an archive is refused before it is sent; `None` when it may be uploaded.
 pub fn check_archive(name: &str, size: f64) -> Option<String> {
-    let lower = name.to_ascii_lowercase();
-    if !(lower.ends_with(".zip") || lower.ends_with(".tar.gz") || lower.ends_with(".tgz")) {
+    let extension = std::path::Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let tar_gz = name.to_ascii_lowercase().ends_with(".tar.gz");
+    if !(tar_gz || extension == "zip" || extension == "tgz") {
         return Some(format!(
             "{name} is not a .zip or .tar.gz archive; pack the project's folder as one."
         ));
@@ -350,7 +367,11 @@ mod tests {
         };
         draft.snippets[0].code = "y".repeat(MAX_REPORT_FIELD_BYTES + 1);
         let errors = draft.validate();
-        assert!(errors.iter().any(|e| e.field == Field::Observed && e.message.contains("64 KB")));
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.field == Field::Observed && e.message.contains("64 KB"))
+        );
         assert!(errors.iter().any(|e| e.field == Field::Snippet(1)));
     }
 
@@ -359,7 +380,11 @@ mod tests {
         assert!(check_archive("p.zip", 1000.0).is_none());
         assert!(check_archive("p.tar.gz", 1000.0).is_none());
         assert!(check_archive("p.rar", 1000.0).unwrap().contains(".zip or .tar.gz"));
-        assert!(check_archive("p.zip", 30.0 * 1_048_576.0).unwrap().contains("limit is 20 MB"));
+        assert!(
+            check_archive("p.zip", 30.0 * 1_048_576.0)
+                .unwrap()
+                .contains("limit is 20 MB")
+        );
     }
 
     #[test]

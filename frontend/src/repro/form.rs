@@ -39,7 +39,10 @@ fn FieldMessage(errors: RwSignal<Vec<FieldError>>, field: Field) -> impl IntoVie
 
 /// A labelled text field bound to one string of the draft.
 #[component]
-#[allow(clippy::too_many_arguments, reason = "one call site per field, each names what it sets")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site per field, each names what it sets"
+)]
 fn TextField(
     draft: RwSignal<Draft>,
     errors: RwSignal<Vec<FieldError>>,
@@ -119,7 +122,10 @@ pub fn ReportForm(
     let add_snippet = move |_| {
         draft.update(|d| {
             let id = d.next_snippet_id();
-            d.snippets.push(Snippet { id, code: String::new() });
+            d.snippets.push(Snippet {
+                id,
+                code: String::new(),
+            });
         });
     };
     let on_file = move |ev: leptos::ev::Event| {
@@ -392,9 +398,7 @@ pub fn ReportForm(
 #[component]
 fn SnippetField(draft: RwSignal<Draft>, errors: RwSignal<Vec<FieldError>>, id: u32) -> impl IntoView {
     let field = Field::Snippet(id);
-    let position = move || {
-        draft.with(|d| d.snippets.iter().position(|s| s.id == id).map_or(0, |i| i + 1))
-    };
+    let position = move || draft.with(|d| d.snippets.iter().position(|s| s.id == id).map_or(0, |i| i + 1));
     let has_error = move || message(errors, field)().is_some();
     let input_id = format!("snippet-{id}");
     view! {

@@ -33,8 +33,26 @@ const KEYWORDS: &[&str] = &[
     "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
 ];
 const BUILTINS: &[&str] = &[
-    "print", "len", "range", "int", "float", "str", "list", "dict", "set", "tuple", "isinstance", "sum", "min",
-    "max", "abs", "enumerate", "zip", "open", "super", "self",
+    "print",
+    "len",
+    "range",
+    "int",
+    "float",
+    "str",
+    "list",
+    "dict",
+    "set",
+    "tuple",
+    "isinstance",
+    "sum",
+    "min",
+    "max",
+    "abs",
+    "enumerate",
+    "zip",
+    "open",
+    "super",
+    "self",
 ];
 
 /// One line's pieces, in order; joined they are the line.
@@ -43,7 +61,9 @@ pub type Line = Vec<(Token, String)>;
 /// Splits `code` into lines of tokens. Triple-quoted strings may span lines.
 pub fn highlight(code: &str) -> Vec<Line> {
     let mut open_triple: Option<&'static str> = None;
-    code.split('\n').map(|line| highlight_line(line, &mut open_triple)).collect()
+    code.split('\n')
+        .map(|line| highlight_line(line, &mut open_triple))
+        .collect()
 }
 
 fn push(out: &mut Line, token: Token, text: &str) {
@@ -60,17 +80,13 @@ fn highlight_line(line: &str, open_triple: &mut Option<&'static str>) -> Line {
     let mut out = Line::new();
     let mut rest = line;
     if let Some(quote) = *open_triple {
-        match rest.find(quote) {
-            Some(end) => {
-                push(&mut out, Token::String, &rest[..end + 3]);
-                rest = &rest[end + 3..];
-                *open_triple = None;
-            }
-            None => {
-                push(&mut out, Token::String, rest);
-                return out;
-            }
-        }
+        let Some(end) = rest.find(quote) else {
+            push(&mut out, Token::String, rest);
+            return out;
+        };
+        push(&mut out, Token::String, &rest[..end + 3]);
+        rest = &rest[end + 3..];
+        *open_triple = None;
     }
     while let Some(c) = rest.chars().next() {
         if c == '#' {
@@ -80,17 +96,13 @@ fn highlight_line(line: &str, open_triple: &mut Option<&'static str>) -> Line {
         if c == '"' || c == '\'' {
             let triple = if c == '"' { "\"\"\"" } else { "'''" };
             if rest.starts_with(triple) {
-                match rest[3..].find(triple) {
-                    Some(end) => {
-                        push(&mut out, Token::String, &rest[..end + 6]);
-                        rest = &rest[end + 6..];
-                    }
-                    None => {
-                        push(&mut out, Token::String, rest);
-                        *open_triple = Some(triple);
-                        break;
-                    }
-                }
+                let Some(end) = rest[3..].find(triple) else {
+                    push(&mut out, Token::String, rest);
+                    *open_triple = Some(triple);
+                    break;
+                };
+                push(&mut out, Token::String, &rest[..end + 6]);
+                rest = &rest[end + 6..];
                 continue;
             }
             let end = string_end(rest, c);
@@ -169,7 +181,10 @@ mod tests {
         );
         assert!(kinds(&lines[1]).contains(&(Token::Number, "0.0")));
         assert!(kinds(&lines[1]).contains(&(Token::String, "'a\\'b'")));
-        let joined: Vec<String> = lines.iter().map(|l| l.iter().map(|(_, s)| s.as_str()).collect()).collect();
+        let joined: Vec<String> = lines
+            .iter()
+            .map(|l| l.iter().map(|(_, s)| s.as_str()).collect())
+            .collect();
         assert_eq!(joined.join("\n"), code);
     }
 

@@ -9,6 +9,7 @@ use replayground_shared::share::{self, PlaygroundView};
 
 use super::ReproPage;
 use super::code::{CodeBlock, DiffView};
+use super::diff::line_diff;
 use super::run::{Attempt, StageStatus};
 
 fn stage_name(stage: Stage) -> &'static str {
@@ -288,9 +289,14 @@ fn ContextTable(contexts: Vec<RankedContext>, loops: Vec<String>) -> impl IntoVi
 
 fn badge(verdict: &CheckVerdict) -> impl IntoView + use<> {
     let status = if verdict.passed { "pass" } else { "fail" };
-    let mut text = format!("{} {}", check_name(verdict.check), if verdict.passed { "✓" } else { "✗" });
+    let mut text = format!(
+        "{} {}",
+        check_name(verdict.check),
+        if verdict.passed { "✓" } else { "✗" }
+    );
     if let Some(score) = verdict.score {
-        text.push_str(&format!(" {}", score_text(score)));
+        text.push(' ');
+        text.push_str(&score_text(score));
     }
     let approximated = verdict.approximated;
     view! {
@@ -323,7 +329,12 @@ fn Attempts(page: ReproPage) -> impl IntoView {
     });
     let attempt = Memo::new(move |_| {
         let n = shown.get()?;
-        run.with(|s| s.attempt(n).map(|a| Attempt { code: String::new(), ..a.clone() }))
+        run.with(|s| {
+            s.attempt(n).map(|a| Attempt {
+                code: String::new(),
+                ..a.clone()
+            })
+        })
     });
     let code = Signal::derive(move || {
         shown
@@ -337,7 +348,8 @@ fn Attempts(page: ReproPage) -> impl IntoView {
         run.with(|s| {
             let current = s.attempt(n)?;
             let previous = s.previous(n)?;
-            (current.complete && previous.complete).then(|| (previous.number, previous.code.clone(), current.code.clone()))
+            (current.complete && previous.complete)
+                .then(|| (previous.number, previous.code.clone(), current.code.clone()))
         })
     });
 
@@ -420,7 +432,9 @@ fn Attempts(page: ReproPage) -> impl IntoView {
                 {move || {
                     previous
                         .get()
-                        .map(|(n, old, new)| view! { <DiffView old new title=format!("Changes from attempt {n}") /> })
+                        .map(|(n, old, new)| {
+                            view! { <DiffView diff=line_diff(&old, &new) title=format!("Changes from attempt {n}") /> }
+                        })
                 }}
             </section>
         </Show>
@@ -436,7 +450,10 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
     let headline = if outcome.reproduced {
         format!("Reproduced in {attempts} (score {})", score_text(outcome.score))
     } else {
-        format!("Not reproduced in {attempts}; the best script scored {}", score_text(outcome.score))
+        format!(
+            "Not reproduced in {attempts}; the best script scored {}",
+            score_text(outcome.score)
+        )
     };
     let observed = outcome.observed.as_ref().map(|s| match &s.error_type {
         Some(e) => format!("The script shows: {} ({e})", s.class.as_str().replace('_', " ")),
@@ -454,10 +471,10 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
             <p class="note">{summary}</p>
             <Show when=move || script.with(Option::is_some)>
                 <div class="final-actions" role="toolbar" aria-label="The final script">
-                    <button type="button" data-testid="copy-script" on:click=move |_| page.copy(code.get_untracked())>
+                    <button type="button" data-testid="copy-script" on:click=move |_| page.copy(&code.get_untracked())>
                         "Copy"
                     </button>
-                    <button type="button" data-testid="download-script" on:click=move |_| page.download(code.get_untracked())>
+                    <button type="button" data-testid="download-script" on:click=move |_| page.download(&code.get_untracked())>
                         "Download .py"
                     </button>
                     <a
@@ -490,7 +507,7 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
                                     <div class="share-row">
                                         <label class="visually-hidden" for="repro-link">"Link to this reproduction"</label>
                                         <input id="repro-link" data-testid="repro-link" readonly prop:value=url />
-                                        <button type="button" on:click=move |_| page.copy(for_copy.clone())>"Copy link"</button>
+                                        <button type="button" on:click=move |_| page.copy(&for_copy)>"Copy link"</button>
                                     </div>
                                 }
                                     .into_any()

@@ -192,8 +192,8 @@ impl ReproPage {
         });
     }
 
-    pub fn copy(self, text: String) {
-        let promise = window().navigator().clipboard().write_text(&text);
+    pub fn copy(self, text: &str) {
+        let promise = window().navigator().clipboard().write_text(text);
         spawn_local(async move {
             let message = match wasm_bindgen_futures::JsFuture::from(promise).await {
                 Ok(_) => "Copied to the clipboard.".to_owned(),
@@ -204,8 +204,8 @@ impl ReproPage {
     }
 
     /// Saves `code` as `reproduction.py` through a temporary object URL.
-    pub fn download(self, code: String) {
-        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(&code));
+    pub fn download(self, code: &str) {
+        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(code));
         let options = web_sys::BlobPropertyBag::new();
         options.set_type("text/x-python");
         let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {

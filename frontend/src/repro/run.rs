@@ -148,7 +148,10 @@ impl RunState {
 
     /// The attempt before `number`, for the diff.
     pub fn previous(&self, number: u32) -> Option<&Attempt> {
-        self.attempts.iter().filter(|a| a.number < number).max_by_key(|a| a.number)
+        self.attempts
+            .iter()
+            .filter(|a| a.number < number)
+            .max_by_key(|a| a.number)
     }
 
     /// The final script: the outcome's, else the accepted or the best-scored attempt's.
@@ -298,7 +301,13 @@ mod tests {
     fn run() -> Vec<AgentEvent> {
         vec![
             AgentEvent::Started {
-                stages: vec![Stage::Restructure, Stage::Plan, Stage::Structural, Stage::Runtime, Stage::Refine],
+                stages: vec![
+                    Stage::Restructure,
+                    Stage::Plan,
+                    Stage::Structural,
+                    Stage::Runtime,
+                    Stage::Refine,
+                ],
                 generator: "edit actions".into(),
                 llm: None,
             },

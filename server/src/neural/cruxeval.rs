@@ -280,6 +280,8 @@ pub struct CruxEvalReport {
     /// Samples that did not parse, or did not reach the state holding the answer
     /// (each counted wrong).
     pub parse_failures: usize,
+    /// Why samples did not parse (see the next-state report).
+    pub parse_failure_reasons: BTreeMap<&'static str, usize>,
     pub no_answer: usize,
     pub problems_in_file: usize,
     pub skipped: BTreeMap<String, usize>,
@@ -430,6 +432,7 @@ fn model_answers(
 #[derive(Debug, Default)]
 struct Counts {
     parse_failures: usize,
+    reasons: BTreeMap<&'static str, usize>,
     no_answer: usize,
     tokens: usize,
 }
@@ -447,8 +450,10 @@ fn predict_one(
     let mut candidate: Vec<Candidate> = debugger.sample(&prompt, previous.as_ref(), sampling, 1)?;
     let candidate = candidate.pop().expect("one sample asked for");
     counts.tokens += debugger.count_tokens(&candidate.text)?;
-    if candidate.state.is_none() {
+    tracing::debug!(prompt_tail = %prompt.chars().rev().take(300).collect::<String>().chars().rev().collect::<String>(), text = %candidate.text, error = ?candidate.error, "sample");
+    if let Some(error) = &candidate.error {
         counts.parse_failures += 1;
+        *counts.reasons.entry(super::eval::failure_reason(error)).or_default() += 1;
     }
     Ok(candidate.state)
 }
@@ -678,6 +683,7 @@ pub async fn evaluate(
         seed: options.sampling.seed,
         rollout: (suite == Suite::Output).then_some(options.rollout),
         parse_failures: counts.parse_failures,
+        parse_failure_reasons: counts.reasons,
         no_answer: counts.no_answer,
         problems_in_file: problems.len(),
         skipped,

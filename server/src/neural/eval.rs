@@ -110,7 +110,7 @@ fn baseline_next_line(e: &Example) -> State {
 }
 
 /// Sorts a parse failure by its cause, from the decoder's message.
-fn failure_reason(message: &str) -> &'static str {
+pub(crate) fn failure_reason(message: &str) -> &'static str {
     if message.contains("did not finish") {
         "token_budget"
     } else if message.contains("is `..`") {

@@ -164,15 +164,17 @@ impl NeuralDebugger {
             .len())
     }
 
-    /// Tokens to leave for the answer after `previous`: an answer is about as long as
-    /// the state before it written in full, plus room for a new variable or value.
+    /// Tokens to leave for the answer after `previous` when the context is full: an
+    /// answer is about as long as the state before it written in full, plus room for a
+    /// new variable or value (at most `sampling.max_tokens`, at most half the context).
     pub fn answer_budget(&self, previous: Option<&State>, sampling: &Sampling) -> usize {
         let full = previous
             .and_then(|p| trace_lang::state_text(p, None).ok())
             .and_then(|t| self.count_tokens(&t).ok())
             .unwrap_or(0);
         (full + full / 4 + 48)
-            .max(sampling.max_tokens)
+            .max(64)
+            .min(sampling.max_tokens)
             .min(self.config.max_position_embeddings / 2)
     }
 
@@ -264,7 +266,7 @@ impl NeuralDebugger {
         let room = self
             .config
             .max_position_embeddings
-            .saturating_sub(sampling.max_tokens.min(self.config.max_position_embeddings / 2));
+            .saturating_sub(self.answer_budget(previous, sampling));
         if ids.len() > room {
             // Keep the most recent context: the states right before the action matter most.
             ids.drain(..ids.len() - room);
