@@ -9,7 +9,7 @@ use replayground_shared::protocol::{
     ClientMessage, NeuralCapability, PROTOCOL_VERSION, PredictRequest, Prediction, TraceAssembler,
     TraceRequest as ProtocolTraceRequest,
 };
-use replayground_shared::{Event, Frame, Outcome, State, StateTree, Trace, TraceError, Value};
+use replayground_shared::{Event, Frame, Outcome, State, StateTree, TraceError, Value};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -569,6 +569,8 @@ pub fn error_from_body(status: &str, body: &str) -> RunError {
 
 #[cfg(test)]
 mod tests {
+    use replayground_shared::Trace;
+
     use super::*;
 
     #[test]

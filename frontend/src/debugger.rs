@@ -266,7 +266,7 @@ pub fn DebuggerPanel(
                     min="0"
                     max=len.to_string()
                     prop:value=move || timeline_position(&session.tree, stop.get()).to_string()
-                    aria-valuetext=move || at_stop.with(|v| v.position.clone())
+                    aria-valuetext=stop_text(at_stop, |v| v.position.clone())
                     on:input=move |ev| {
                         if let Ok(n) = event_target_value(&ev).parse::<u32>() {
                             jump.run(n);
@@ -274,7 +274,7 @@ pub fn DebuggerPanel(
                     }
                 />
                 <span class="position" data-testid="position">
-                    {move || at_stop.with(|v| v.position.clone())}
+                    {stop_text(at_stop, |v| v.position.clone())}
                 </span>
                 <form
                     class="goto"
@@ -299,12 +299,12 @@ pub fn DebuggerPanel(
             {move || goto_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
             <div class="stop-status" aria-live="polite">
                 <p class="headline" data-testid="headline">
-                    {move || at_stop.with(|v| v.headline.clone())}
+                    {stop_text(at_stop, |v| v.headline.clone())}
                 </p>
                 <p class="where">
                     "Line "
                     <span class="current-line" data-testid="current-line">
-                        {move || at_stop.with(|v| v.line.map_or_else(|| "end".to_owned(), |l| l.to_string()))}
+                        {stop_text(at_stop, |v| v.line.map_or_else(|| "end".to_owned(), |l| l.to_string()))}
                     </span>
                 </p>
             </div>
@@ -342,7 +342,7 @@ pub fn DebuggerPanel(
                             }
                         }
                     ></ol>
-                    <Show when=move || at_stop.with(|v| v.call_stack.is_empty())>
+                    <Show when=stop_flag(at_stop, |v| v.call_stack.is_empty())>
                         <p class="empty">"No frames: the program is not running."</p>
                     </Show>
                 </section>
@@ -357,9 +357,9 @@ pub fn DebuggerPanel(
                 ></section>
                 <section class="inspector output" aria-labelledby="output-heading">
                     <h3 id="output-heading">"Output so far"</h3>
-                    <pre class="stdout" data-testid="stdout">{move || at_stop.with(|v| v.stdout.clone())}</pre>
-                    <Show when=move || at_stop.with(|v| !v.stderr.is_empty())>
-                        <pre class="stderr" data-testid="stderr">{move || at_stop.with(|v| v.stderr.clone())}</pre>
+                    <pre class="stdout" data-testid="stdout">{stop_text(at_stop, |v| v.stdout.clone())}</pre>
+                    <Show when=stop_flag(at_stop, |v| !v.stderr.is_empty())>
+                        <pre class="stderr" data-testid="stderr">{stop_text(at_stop, |v| v.stderr.clone())}</pre>
                     </Show>
                 </section>
                 <section class="inspector calltree" aria-labelledby="tree-heading">
@@ -446,6 +446,17 @@ pub fn variables_html(
         out.push_str(r#"<p class="empty">No variables at this stop.</p>"#);
     }
     out
+}
+
+/// A text of the stop's view as a reactive closure. Every call returns the same closure
+/// type (the field is a fn pointer), so Leptos compiles its rendering once, not per use.
+fn stop_text(at_stop: Memo<StopView>, field: fn(&StopView) -> String) -> impl Fn() -> String + Copy + Send + Sync {
+    move || at_stop.with(field)
+}
+
+/// A yes/no of the stop's view as a reactive closure (one closure type, as [`stop_text`]).
+fn stop_flag(at_stop: Memo<StopView>, field: fn(&StopView) -> bool) -> impl Fn() -> bool + Copy + Send + Sync {
+    move || at_stop.with(field)
 }
 
 /// Finished and `sys.exit(0)` are normal ends; everything else deserves attention.

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlTextAreaElement;
 
-use crate::syntax::{Analysis, Changes, SyntaxDocument, utf16_offset};
+use crate::syntax::{Analysis, Changes, SyntaxDocument, push_escaped, utf16_offset};
 
 /// Spaces per indentation level (PEP 8).
 pub const INDENT: usize = 4;
@@ -336,7 +336,50 @@ pub fn CodeEditor(
     }
 }
 
-/// The syntax errors, each a button that puts the caret where it is.
+/// The syntax errors as list items, each a button (`data-offset`) that puts the caret there.
+pub fn problems_html(analysis: &Analysis) -> String {
+    let mut out = String::new();
+    for problem in &analysis.problems {
+        let _ = write!(
+            out,
+            r#"<li><button type="button" class="problem" data-offset="{}">Line {}:{} "#,
+            problem.offset, problem.line, problem.column
+        );
+        push_escaped(&mut out, &problem.message);
+        out.push_str("</button></li>");
+    }
+    out
+}
+
+/// The outline as list items, nested by indentation, each a button (`data-offset`) that
+/// puts the caret on the definition.
+pub fn outline_html(analysis: &Analysis) -> String {
+    let mut out = String::new();
+    for item in &analysis.outline {
+        let keyword = item.kind.keyword();
+        let _ = write!(
+            out,
+            r#"<li style="padding-left: {}em"><button type="button" class="outline-item kind-{keyword}" title="Line {}" data-offset="{}"><span class="kw">{keyword}</span> "#,
+            indent_em(item.depth),
+            item.line,
+            item.offset
+        );
+        push_escaped(&mut out, &item.name);
+        out.push_str("</button></li>");
+    }
+    out
+}
+
+/// A click on a `data-offset` button of the outline or the error list: caret there.
+fn reveal_clicked(ev: &web_sys::MouseEvent, textarea: NodeRef<Textarea>) {
+    let offset = crate::state_tree_view::data_of(ev, "data-offset").and_then(|o| o.parse().ok());
+    if let (Some(area), Some(offset)) = (textarea.get_untracked(), offset) {
+        reveal(&area, offset);
+    }
+}
+
+/// The syntax errors, each a button that puts the caret where it is. The lists are HTML
+/// strings with one click handler: a Leptos view per item cost several KB of wasm.
 #[component]
 pub fn ProblemList(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> impl IntoView {
     view! {
@@ -348,37 +391,12 @@ pub fn ProblemList(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) ->
                     n => format!("{n} syntax errors"),
                 }}
             </h3>
-            <ul data-testid="errors" class="problem-list">
-                {move || {
-                    analysis
-                        .with(|a| {
-                            a.problems
-                                .iter()
-                                .enumerate()
-                                .map(|(index, problem)| {
-                                    let text = format!("Line {}:{} {}", problem.line, problem.column, problem.message);
-                                    view! {
-                                        <li>
-                                            <button
-                                                type="button"
-                                                class="problem"
-                                                on:click=move |_| {
-                                                    let offset = analysis
-                                                        .with_untracked(|a| a.problems.get(index).map(|p| p.offset));
-                                                    if let (Some(area), Some(offset)) = (textarea.get_untracked(), offset) {
-                                                        reveal(&area, offset);
-                                                    }
-                                                }
-                                            >
-                                                {text}
-                                            </button>
-                                        </li>
-                                    }
-                                })
-                                .collect_view()
-                        })
-                }}
-            </ul>
+            <ul
+                data-testid="errors"
+                class="problem-list"
+                inner_html=move || analysis.with(problems_html)
+                on:click=move |ev| reveal_clicked(&ev, textarea)
+            ></ul>
         </section>
     }
 }
@@ -389,40 +407,11 @@ pub fn Outline(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> imp
     view! {
         <nav class="outline" aria-labelledby="outline-heading">
             <h3 id="outline-heading">"Outline"</h3>
-            <ul data-testid="outline">
-                {move || {
-                    analysis
-                        .with(|a| {
-                            a.outline
-                                .iter()
-                                .enumerate()
-                                .map(|(index, item)| {
-                                    let class = format!("outline-item kind-{}", item.kind.keyword());
-                                    view! {
-                                        <li style=format!("padding-left: {}em", indent_em(item.depth))>
-                                            <button
-                                                type="button"
-                                                class=class
-                                                title=format!("Line {}", item.line)
-                                                on:click=move |_| {
-                                                    let offset = analysis
-                                                        .with_untracked(|a| a.outline.get(index).map(|i| i.offset));
-                                                    if let (Some(area), Some(offset)) = (textarea.get_untracked(), offset) {
-                                                        reveal(&area, offset);
-                                                    }
-                                                }
-                                            >
-                                                <span class="kw">{item.kind.keyword()}</span>
-                                                " "
-                                                {item.name.clone()}
-                                            </button>
-                                        </li>
-                                    }
-                                })
-                                .collect_view()
-                        })
-                }}
-            </ul>
+            <ul
+                data-testid="outline"
+                inner_html=move || analysis.with(outline_html)
+                on:click=move |ev| reveal_clicked(&ev, textarea)
+            ></ul>
             <Show when=move || analysis.with(|a| a.outline.is_empty())>
                 <p class="empty">"No classes or functions yet."</p>
             </Show>
@@ -452,6 +441,20 @@ mod tests {
         assert_eq!(reindent("        x", 8, 8, true), (0, 9, "    x".into(), (4, 4)));
         // A selection ending at a line start leaves that line alone.
         assert_eq!(reindent("a\nb\n", 0, 2, false).2, "    a");
+    }
+
+    #[test]
+    fn problems_and_outline_are_buttons_to_their_offsets() {
+        let analysis = SyntaxDocument::new("class A:\n    def f(self):\n        x = (<\n").analyse();
+        let problems = problems_html(&analysis);
+        assert!(problems.starts_with(r#"<li><button type="button" class="problem" data-offset=""#), "{problems}");
+        assert!(problems.contains("Line 3:"), "{problems}");
+        assert!(!problems.contains("(<"), "messages are escaped: {problems}");
+        let outline = outline_html(&analysis);
+        assert!(
+            outline.contains(r#"<li style="padding-left: 0.9em"><button type="button" class="outline-item kind-def" title="Line 2" data-offset="17"><span class="kw">def</span> f</button></li>"#),
+            "{outline}"
+        );
     }
 
     #[test]

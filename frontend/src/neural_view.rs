@@ -240,21 +240,30 @@ pub fn NeuralPanel(session: Arc<Session>, mode: NeuralMode, breakpoints: RwSigna
     }
 }
 
-/// What the panel shows, worked out from its state (kept apart from the DOM so that it is
-/// tested natively, and rendered by one view: few view types keep the wasm small).
+/// One row of the panel's list: a field beside its real value, or a candidate.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Row {
+    class: String,
+    cells: [String; 4],
+}
+
+/// What the panel shows, worked out from its state: kept apart from the DOM so that it is
+/// tested natively, and flat so that one small view renders every case (each distinct
+/// Leptos view type costs wasm).
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Summary {
     heading: String,
     /// Class, test id and text of the status line.
     status: (&'static str, &'static str, String),
-    tokens: Option<String>,
-    predicted_line: Option<String>,
-    /// Label, line and description of the real state.
-    real: Option<(&'static str, String, String)>,
-    rows: Vec<FieldRow>,
-    /// Consistent or not, and the candidate in words.
-    candidates: Vec<(bool, String)>,
-    note: Option<String>,
+    tokens: String,
+    /// Empty unless a forward prediction ended.
+    predicted_line: String,
+    /// Label, line and description of the real state; empty before the end.
+    real: (&'static str, String, String),
+    /// `neural-compare` (fields, a header first) or `neural-candidates`.
+    list: &'static str,
+    rows: Vec<Row>,
+    note: String,
 }
 
 fn summary(p: &PanelState) -> Summary {
@@ -278,7 +287,7 @@ fn summary(p: &PanelState) -> Summary {
     let end = match &p.result {
         None => {
             out.status = ("neural-status", "neural-status", "Predicting…".to_owned());
-            out.tokens = Some(p.tokens.join("\n"));
+            out.tokens = p.tokens.join("\n");
             return out;
         }
         Some(Err(message)) => {
@@ -288,7 +297,7 @@ fn summary(p: &PanelState) -> Summary {
         Some(Ok(end)) => end,
     };
     let line = |s: Option<&State>| s.and_then(|s| s.line).map_or_else(|| "—".to_owned(), |l| l.to_string());
-    out.note = Some(speed(end));
+    out.note = speed(end);
     if action.is_reverse() {
         let consistent = end.predictions.iter().filter(|c| c.consistent == Some(true)).count();
         out.status = (
@@ -296,27 +305,37 @@ fn summary(p: &PanelState) -> Summary {
             "neural-verdict",
             format!("{consistent} of {} candidates are consistent with the real run.", end.predictions.len()),
         );
-        out.real = Some(("Real previous line ", line(Some(&end.actual)), describe_state(&end.actual)));
-        out.candidates = end
+        out.real = ("Real previous line ", line(Some(&end.actual)), describe_state(&end.actual));
+        out.list = "neural-candidates";
+        out.rows = end
             .predictions
             .iter()
             .map(|c| {
-                let text = match &c.state {
+                let ok = c.consistent == Some(true);
+                let (what, differs) = match &c.state {
                     Some(state) => {
                         let differs: Vec<String> = compare(state, &end.actual)
                             .into_iter()
                             .filter(|r| r.verdict != FieldMatch::Equal)
                             .map(|r| format!("{} {}", r.field, r.verdict.label()))
                             .collect();
-                        if differs.is_empty() {
-                            format!("{} Same as the real previous state.", describe_state(state))
+                        let differs = if differs.is_empty() {
+                            "the real previous state".to_owned()
                         } else {
-                            format!("{} Unlike the real previous state: {}.", describe_state(state), differs.join(", "))
-                        }
+                            format!("unlike the real one: {}", differs.join(", "))
+                        };
+                        (describe_state(state), differs)
                     }
-                    None => format!("Parse failure: {}", c.parse_error.as_deref().unwrap_or_default()),
+                    None => (
+                        format!("Parse failure: {}", c.parse_error.as_deref().unwrap_or_default()),
+                        String::new(),
+                    ),
                 };
-                (c.consistent == Some(true), text)
+                let mark = if ok { "✓ consistent" } else { "✗ inconsistent" };
+                Row {
+                    class: if ok { "ok" } else { "bad" }.to_owned(),
+                    cells: [mark.to_owned(), what, String::new(), differs],
+                }
             })
             .collect();
         return out;
@@ -325,14 +344,16 @@ fn summary(p: &PanelState) -> Summary {
         out.status = ("error", "neural-error", "The server sent no prediction.".to_owned());
         return out;
     };
-    out.predicted_line = Some(line(prediction.state.as_ref()));
-    out.real = Some(("real line ", line(Some(&end.actual)), describe_state(&end.actual)));
-    if let Some(state) = &prediction.state {
-        out.rows = compare(state, &end.actual);
-    }
+    out.predicted_line = line(prediction.state.as_ref());
+    out.real = (" · real line ", line(Some(&end.actual)), describe_state(&end.actual));
+    let fields = prediction
+        .state
+        .as_ref()
+        .map(|state| compare(state, &end.actual))
+        .unwrap_or_default();
     let verdict = match &prediction.state {
         None => {
-            out.tokens = Some(prediction.text.clone());
+            out.tokens.clone_from(&prediction.text);
             format!(
                 "✗ Parse failure ({}): the answer is not a state, so it counts as wrong.",
                 prediction.parse_error.as_deref().unwrap_or_default()
@@ -340,12 +361,28 @@ fn summary(p: &PanelState) -> Summary {
         }
         Some(_) if prediction.matches => "✓ The model predicted every field.".to_owned(),
         Some(_) => {
-            let wrong = out.rows.iter().filter(|r| r.verdict != FieldMatch::Equal).count();
+            let wrong = fields.iter().filter(|r| r.verdict != FieldMatch::Equal).count();
             format!("✗ {wrong} field(s) differ from the real run.")
         }
     };
     let class = if prediction.matches { "neural-verdict ok" } else { "neural-verdict bad" };
     out.status = (class, "neural-verdict", verdict);
+    if !fields.is_empty() {
+        out.list = "neural-compare";
+        out.rows.push(Row {
+            class: "head".to_owned(),
+            cells: ["Field".into(), "Predicted".into(), "Real".into(), String::new()],
+        });
+        out.rows.extend(fields.into_iter().map(|f| Row {
+            class: format!("field-{}", f.verdict.label()),
+            cells: [
+                f.field,
+                f.predicted.unwrap_or_default(),
+                f.real.unwrap_or_default(),
+                f.verdict.label().to_owned(),
+            ],
+        }));
+    }
     out
 }
 
@@ -362,52 +399,41 @@ fn panel_body(p: &PanelState) -> impl IntoView + use<> {
         status: (class, test_id, status),
         tokens,
         predicted_line,
-        real,
+        real: (real_label, real_line, description),
+        list,
         rows,
-        candidates,
         note,
     } = summary(p);
+    let rows = rows
+        .into_iter()
+        .map(|Row { class, cells: [a, b, c, d] }| {
+            view! {
+                <li class=class>
+                    <span>{a}</span>
+                    <code>{b}</code>
+                    <code>{c}</code>
+                    <span>{d}</span>
+                </li>
+            }
+        })
+        .collect_view();
+    let (no_real, no_predicted, no_tokens) = (real_line.is_empty(), predicted_line.is_empty(), tokens.is_empty());
     view! {
         <h3>{heading}</h3>
         <p class=class data-testid=test_id>{status}</p>
-        {real.map(|(label, line, description)| view! {
-            <p class="neural-lines">
-                {predicted_line.map(|p| view! { "Predicted line " <strong data-testid="neural-predicted-line">{p}</strong> " · " })}
-                {label}
-                <strong data-testid="neural-real-line">{line}</strong>
-                " — "
-                {description}
-            </p>
-        })}
-        {tokens.map(|t| view! { <pre class="neural-tokens" data-testid="neural-tokens">{t}</pre> })}
-        {(!rows.is_empty()).then(|| view! {
-            <table class="neural-compare" data-testid="neural-compare">
-                <tr><th scope="col">"Field"</th><th scope="col">"Predicted"</th><th scope="col">"Real"</th><th></th></tr>
-                {rows.into_iter().map(|row| {
-                    let label = row.verdict.label();
-                    view! {
-                        <tr class=format!("field-{label}")>
-                            <th scope="row">{row.field}</th>
-                            <td><code>{row.predicted}</code></td>
-                            <td><code>{row.real}</code></td>
-                            <td class="verdict">{label}</td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </table>
-        })}
-        {(!candidates.is_empty()).then(|| view! {
-            <ol class="neural-candidates" data-testid="neural-candidates">
-                {candidates.into_iter().map(|(ok, text)| view! {
-                    <li class:ok=ok>
-                        <strong>{if ok { "✓ consistent" } else { "✗ inconsistent" }}</strong>
-                        " "
-                        {text}
-                    </li>
-                }).collect_view()}
-            </ol>
-        })}
-        {note.map(|n| view! { <p class="note">{n}</p> })}
+        <p class="neural-lines" hidden=no_real>
+            <span hidden=no_predicted>
+                "Predicted line "
+                <strong data-testid="neural-predicted-line">{predicted_line}</strong>
+            </span>
+            {real_label}
+            <strong data-testid="neural-real-line">{real_line}</strong>
+            " — "
+            {description}
+        </p>
+        <pre class="neural-tokens" data-testid="neural-tokens" hidden=no_tokens>{tokens}</pre>
+        <ul class=list data-testid=list hidden=list.is_empty()>{rows}</ul>
+        <p class="note">{note}</p>
     }
 }
 
@@ -481,17 +507,18 @@ mod tests {
         };
         let streaming = summary(&panel);
         assert_eq!(streaming.heading, "Model (tiny): step over from line 2");
-        assert_eq!(streaming.tokens.as_deref(), Some("<|line|>4"));
+        assert_eq!(streaming.tokens, "<|line|>4");
         panel.result = Some(Ok(PredictEnd {
             predictions: vec![prediction(Some(wrong), false, None)],
             actual: real.clone(),
         }));
         let done = summary(&panel);
-        assert_eq!(done.predicted_line.as_deref(), Some("4"));
-        assert_eq!(done.real.as_ref().map(|r| r.1.as_str()), Some("3"));
+        assert_eq!((done.predicted_line.as_str(), done.real.1.as_str()), ("4", "3"));
         assert_eq!(done.status.2, "✗ 1 field(s) differ from the real run.");
-        assert_eq!(done.note.as_deref(), Some("30 tokens in 200 ms (150 tokens/s)"));
-        assert!(done.rows.iter().any(|r| r.field == "line" && r.verdict == FieldMatch::Differs));
+        assert_eq!(done.note, "30 tokens in 200 ms (150 tokens/s)");
+        assert_eq!(done.list, "neural-compare");
+        assert_eq!(done.rows[0].class, "head");
+        assert!(done.rows.iter().any(|r| r.cells[0] == "line" && r.class == "field-differs"));
         // A parse failure shows the raw text and counts as wrong.
         panel.result = Some(Ok(PredictEnd {
             predictions: vec![prediction(None, false, None)],
@@ -499,8 +526,8 @@ mod tests {
         }));
         let failed = summary(&panel);
         assert!(failed.status.2.contains("Parse failure (cut after 3 tokens)"), "{}", failed.status.2);
-        assert_eq!(failed.predicted_line.as_deref(), Some("—"));
-        assert!(failed.tokens.is_some() && failed.rows.is_empty());
+        assert_eq!(failed.predicted_line, "—");
+        assert!(!failed.tokens.is_empty() && failed.rows.is_empty());
         // Reverse: every candidate is marked.
         panel.action = Some(Action::ReverseStepInto);
         panel.result = Some(Ok(PredictEnd {
@@ -512,8 +539,9 @@ mod tests {
         }));
         let reverse = summary(&panel);
         assert_eq!(reverse.status.2, "1 of 2 candidates are consistent with the real run.");
-        assert_eq!(reverse.candidates.iter().map(|c| c.0).collect::<Vec<_>>(), [true, false]);
-        assert!(reverse.candidates[0].1.ends_with("Same as the real previous state."));
+        assert_eq!(reverse.list, "neural-candidates");
+        assert_eq!(reverse.rows.iter().map(|r| r.class.as_str()).collect::<Vec<_>>(), ["ok", "bad"]);
+        assert_eq!(reverse.rows[0].cells[3], "the real previous state");
         panel.result = Some(Err("Neural mode is off.".into()));
         assert_eq!(summary(&panel).status, ("error", "neural-error", "Neural mode is off.".to_owned()));
     }

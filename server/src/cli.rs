@@ -267,7 +267,7 @@ pub struct ServeArgs {
     /// `candle:DIR` (a local Qwen2-family model) or `scripted:FILE`; none: rule-based edits.
     #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
     pub llm: Option<String>,
-    /// A cross-encoder (HF BertForSequenceClassification folder, e.g. ms-marco-MiniLM-L-6-v2)
+    /// A cross-encoder (an HF `BertForSequenceClassification` folder, e.g. ms-marco-MiniLM-L-6-v2)
     /// that reranks the agent's contexts; none: the embedding model reranks.
     #[arg(long, env = "REPLAYGROUND_RERANKER", value_name = "DIR")]
     pub reranker: Option<PathBuf>,
@@ -526,17 +526,14 @@ async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCod
 /// named explicitly must load; the default embedding model is used when it loads.
 fn agent_deps(state: &AppState, args: &ServeArgs) -> anyhow::Result<crate::repro::agent::AgentDeps> {
     use crate::repro::embed::{CrossEncoder, Embedder};
-    let llm = match &args.llm {
-        Some(spec) => {
-            let llm = crate::repro::llm::from_spec(spec)
-                .with_context(|| format!("cannot use the LLM `{spec}`; check --llm (REPLAYGROUND_LLM)"))?;
-            tracing::info!(llm = %llm.name(), "reproduction agent: LLM ready");
-            Some(llm)
-        }
-        None => {
-            tracing::info!("reproduction agent: no --llm, candidates come from rule-based edit actions");
-            None
-        }
+    let llm = if let Some(spec) = &args.llm {
+        let llm = crate::repro::llm::from_spec(spec)
+            .with_context(|| format!("cannot use the LLM `{spec}`; check --llm (REPLAYGROUND_LLM)"))?;
+        tracing::info!(llm = %llm.name(), "reproduction agent: LLM ready");
+        Some(llm)
+    } else {
+        tracing::info!("reproduction agent: no --llm, candidates come from rule-based edit actions");
+        None
     };
     let embedder = match &args.embeddings {
         Some(dir) => Some(Arc::new(Embedder::load(dir).with_context(|| {

@@ -328,7 +328,11 @@ async fn project_context_completes_a_snippet_that_calls_project_code() {
         "import numpy as np\nfrom prep import normalize\n\n\ndef fit(X, y, lr=0.1, epochs=20):\n    w = np.zeros(X.shape[1])\n    for _ in range(epochs):\n        w -= lr * X.T @ (X @ w - y) / len(y)\n    return w\n",
     )
     .unwrap();
-    std::fs::write(dir.path().join("plots.py"), "def draw(points):\n    return [p * 2 for p in points]\n").unwrap();
+    std::fs::write(
+        dir.path().join("plots.py"),
+        "def draw(points):\n    return [p * 2 for p in points]\n",
+    )
+    .unwrap();
     let project = Arc::new(Project::from_dir(dir.path()).unwrap());
     let report = BugReport {
         title: "normalize returns nan for a constant feature column".into(),
@@ -344,8 +348,15 @@ async fn project_context_completes_a_snippet_that_calls_project_code() {
         }
         events
     });
-    let outcome =
-        run_agent(report, Some(project), &deps(None), &AgentConfig::default(), tx, CancellationToken::new()).await;
+    let outcome = run_agent(
+        report,
+        Some(project),
+        &deps(None),
+        &AgentConfig::default(),
+        tx,
+        CancellationToken::new(),
+    )
+    .await;
     let events = collector.await.unwrap();
     let contexts = events
         .iter()
@@ -356,7 +367,11 @@ async fn project_context_completes_a_snippet_that_calls_project_code() {
         .expect("a Context event");
     assert_eq!(contexts[0].path, "prep.py", "{contexts:#?}");
     assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::AttemptStarted { context: 1, .. })));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::AttemptStarted { context: 1, .. }))
+    );
     let script = outcome.script.unwrap();
     assert!(script.contains("def normalize"), "{script}");
 }

@@ -3,19 +3,21 @@
 //! skipped with a visible count, and every stage stays at or above the floor measured
 //! for it (README, "Reproduction benchmark"), so a regression fails here.
 //!
-//! The floors are for this test's configuration: the rule-based generator, BM25 retrieval
-//! without the sentence embedder (candle's BERT is too slow in a debug build to run the
-//! whole suite inside a test), default agent settings.
+//! The floors are for this test's configuration, which keeps it within about two minutes:
+//! the rule-based generator, BM25 retrieval without the sentence embedder (candle's BERT
+//! is too slow in a debug build to embed the whole suite), and at most 3 contexts × 3
+//! attempts of 10 s each per case. `replayground bench-repro` measures the defaults.
 
 mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use replayground_server::repro::agent::AgentConfig;
 use replayground_server::repro::bench::{BenchConfig, BenchSummary, Variant, load_suite, probe_packages, run_suite};
 use replayground_server::runner::DEFAULT_PYTHON;
+use replayground_server::sandbox::RunLimits;
 use replayground_shared::repro::SymptomClass;
 
 /// Measured on this machine with this configuration (see the README table); set a little
@@ -80,7 +82,12 @@ async fn the_agent_stays_above_its_measured_floors() {
     let cases = load_suite(&suite_dir()).expect("every case of the suite loads");
     let sandbox = common::real_sandbox();
     let python = PathBuf::from(DEFAULT_PYTHON);
-    let agent = AgentConfig::default();
+    let agent = AgentConfig {
+        attempts_per_context: 3,
+        max_contexts: 3,
+        run_limits: RunLimits { wall_time: Duration::from_secs(10), ..AgentConfig::default().run_limits },
+        ..AgentConfig::default()
+    };
     let frameworks: BTreeSet<String> = ["torch".to_owned(), "tensorflow".to_owned()].into();
     let available = probe_packages(sandbox.as_ref(), &python, &agent.run_limits, &frameworks).await;
     let config = BenchConfig {
@@ -93,7 +100,9 @@ async fn the_agent_stays_above_its_measured_floors() {
         concurrency: 2,
         transcripts: None,
     };
-    let results = run_suite(cases, config, &mut |_| {}).await;
+    let results = tokio::time::timeout(Duration::from_secs(600), run_suite(cases, config, &mut |_| {}))
+        .await
+        .expect("the benchmark finishes within 10 minutes");
     let summary = BenchSummary::new("tests/repro-suite", results);
     eprintln!("{}", summary.table());
     eprintln!("benchmark took {:.1}s", started.elapsed().as_secs_f64());

@@ -399,7 +399,7 @@ mod tests {
         let c = store.insert("c.zip", project(10));
         assert!(store.get(&a).is_none(), "the oldest went first");
         assert!(store.get(&b).is_some() && store.get(&c).is_some());
-        let big = store.insert("big.zip", project(900));
+        let big = store.insert("big.zip", project(995));
         assert_eq!(store.len(), 1, "the byte cap pushed the others out");
         assert!(store.get(&big).is_some());
         assert!(store.get("nope").is_none());

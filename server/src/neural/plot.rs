@@ -131,7 +131,13 @@ impl Image {
             for (r, bits) in rows.iter().enumerate() {
                 for col in 0..5 {
                     if bits & (0b10000 >> col) != 0 {
-                        self.rect(x + (i as i64 * 6 + col) * scale, y + r as i64 * scale, scale, scale, color);
+                        self.rect(
+                            x + (i as i64 * 6 + col) * scale,
+                            y + r as i64 * scale,
+                            scale,
+                            scale,
+                            color,
+                        );
                     }
                 }
             }
@@ -194,7 +200,11 @@ fn tick_step(span: f64, count: f64) -> f64 {
 }
 
 fn label(value: f64, step: f64) -> String {
-    let decimals = if step >= 1.0 { 0 } else { (-step.log10().floor()) as usize };
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10().floor()) as usize
+    };
     format!("{value:.decimals$}")
 }
 
@@ -212,7 +222,11 @@ pub fn render(log: &LossLog) -> Image {
 
     let all = log.train.iter().chain(&log.heldout);
     let x_max = all.clone().map(|p| p.0).fold(1.0f64, f64::max);
-    let y_max = all.map(|p| p.1).filter(|y| y.is_finite()).fold(0.0f64, f64::max).max(1e-3);
+    let y_max = all
+        .map(|p| p.1)
+        .filter(|y| y.is_finite())
+        .fold(0.0f64, f64::max)
+        .max(1e-3);
     let (x_step, y_step) = (tick_step(x_max, 6.0), tick_step(y_max, 6.0));
     let (x_top, y_top) = ((x_max / x_step).ceil() * x_step, (y_max / y_step).ceil() * y_step);
     let px = |x: f64| left + ((x / x_top) * plot_w as f64).round() as i64;
@@ -243,7 +257,12 @@ pub fn render(log: &LossLog) -> Image {
         img.line((px(pair[0].0), py(pair[0].1)), (px(pair[1].0), py(pair[1].1)), 1, TRAIN);
     }
     for pair in log.heldout.windows(2) {
-        img.line((px(pair[0].0), py(pair[0].1)), (px(pair[1].0), py(pair[1].1)), 3, HELDOUT);
+        img.line(
+            (px(pair[0].0), py(pair[0].1)),
+            (px(pair[1].0), py(pair[1].1)),
+            3,
+            HELDOUT,
+        );
     }
     for &(x, y) in &log.heldout {
         img.rect(px(x) - 3, py(y) - 3, 7, 7, HELDOUT);
@@ -252,7 +271,13 @@ pub fn render(log: &LossLog) -> Image {
     // Title, axis name, legend.
     img.text(left, 14, "loss", 3, AXIS);
     let step = "step";
-    img.text(left + plot_w / 2 - text_width(step, 2) / 2, i64::from(height) - 26, step, 2, AXIS);
+    img.text(
+        left + plot_w / 2 - text_width(step, 2) / 2,
+        i64::from(height) - 26,
+        step,
+        2,
+        AXIS,
+    );
     let legend_x = left + plot_w - 260;
     img.rect(legend_x, 20, 24, 4, TRAIN);
     img.text(legend_x + 32, 15, "train", 2, AXIS);
@@ -301,7 +326,9 @@ mod tests {
     fn the_plot_draws_both_curves_and_round_trips_as_png() {
         let log = LossLog {
             train: (1..=100).map(|s| (f64::from(s), 7.0 / f64::from(s).sqrt())).collect(),
-            heldout: (1..=10).map(|s| (f64::from(s * 10), 7.5 / f64::from(s * 10).sqrt())).collect(),
+            heldout: (1..=10)
+                .map(|s| (f64::from(s * 10), 7.5 / f64::from(s * 10).sqrt()))
+                .collect(),
         };
         let image = render(&log);
         let count = |c: [u8; 3]| image.rgb.chunks(3).filter(|p| *p == c).count();

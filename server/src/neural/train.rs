@@ -335,7 +335,13 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
         let tps = tokens_per_step as f64 / step_started.elapsed().as_secs_f64();
         let heldout = if state.step.is_multiple_of(config.eval_every.max(1)) || state.step == config.steps {
             let mut eval_rng = ChaCha8Rng::seed_from_u64(config.seed.wrapping_add(1));
-            let (i, t) = batch(&heldout_stream, config.batch_size, config.context, &mut eval_rng, &device)?;
+            let (i, t) = batch(
+                &heldout_stream,
+                config.batch_size,
+                config.context,
+                &mut eval_rng,
+                &device,
+            )?;
             Some(loss(&model, &i, &t)?.to_scalar::<f32>()?)
         } else {
             None

@@ -296,6 +296,7 @@ async fn check_candidate(
     deps: &AgentDeps,
     config: &AgentConfig,
     ruff: Option<&std::path::Path>,
+    project_modules: &[String],
     attempt: u32,
     events: &Sender<AgentEvent>,
 ) -> Checked {
@@ -347,6 +348,7 @@ async fn check_candidate(
             code,
             restructured,
             llm,
+            project_modules,
         )
         .await;
         emit(
@@ -416,6 +418,9 @@ async fn run(
         return progress.outcome(false, started);
     }
 
+    let project_modules: Vec<String> = project.as_ref().map_or_else(Vec::new, |p| {
+        p.python_files().map(|f| super::chunk::module_name(&f.path)).collect()
+    });
     let contexts = match project {
         Some(project) if config.on(Stage::Context) => find_contexts(report, project, deps, config, events).await,
         Some(_) => {
@@ -483,6 +488,7 @@ async fn run(
     'contexts: for (index, context) in slots.iter().enumerate() {
         let context_number = if context.is_some() { index as u32 + 1 } else { 0 };
         let input = GenInput {
+            project_modules: &project_modules,
             report,
             restructured: &restructured,
             plan: &steps,
@@ -594,6 +600,7 @@ async fn run(
                 deps,
                 config,
                 ruff.as_deref(),
+                &project_modules,
                 attempt,
                 events,
             )

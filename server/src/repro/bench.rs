@@ -192,7 +192,7 @@ impl Variant {
         if ablate.is_empty() {
             return Self::full();
         }
-        let name = ablate.iter().map(|s| format!("-{}", s.as_str())).collect::<String>();
+        let name = ablate.iter().flat_map(|s| ["-", s.as_str()]).collect::<String>();
         Self { name, ablate }
     }
 
@@ -410,7 +410,11 @@ async fn agent_run(case: &Case, config: &BenchConfig, variant: &Variant, llm: Op
     let (failure, kept) = drained.await.unwrap_or_default();
     if let Some(dir) = &config.transcripts {
         let path = dir.join(format!("{}.{}.{generator}.jsonl", case.name, variant.name));
-        let lines: String = kept.iter().filter_map(|e| serde_json::to_string(e).ok()).map(|line| line + "\n").collect();
+        let lines: String = kept
+            .iter()
+            .filter_map(|e| serde_json::to_string(e).ok())
+            .map(|line| line + "\n")
+            .collect();
         if let Err(error) = tokio::fs::write(&path, lines).await {
             tracing::warn!(%error, path = %path.display(), "could not write the run's transcript");
         }
@@ -651,7 +655,7 @@ pub struct BenchSummary {
     pub retrieval_recall_at_1: Rate,
     pub retrieval_recall_at_5: Rate,
     pub training_loops: PrecisionRecall,
-    /// The same over the cases whose project uses PyTorch or TensorFlow.
+    /// The same over the cases that require `torch` or `tensorflow`.
     pub training_loops_frameworks: PrecisionRecall,
     pub reproduction: Vec<ReproRate>,
     /// Wall time per case (stages and every agent run).
@@ -747,7 +751,7 @@ impl BenchSummary {
         let mut out = String::new();
         let secs = |ms: u64| format!("{:.1}s", ms as f64 / 1000.0);
         let _ = writeln!(out, "Reproduction benchmark: {} ({} cases)\n", self.suite, self.cases);
-        let _ = writeln!(out, "{:<44} {}", "stage", "score");
+        let _ = writeln!(out, "{:<44} score", "stage");
         let _ = writeln!(out, "{:<44} {}", "symptom classification (rules)", self.symptom_rules);
         if let Some(llm) = &self.symptom_llm {
             let _ = writeln!(out, "{:<44} {llm}", "symptom classification (llm)");
@@ -778,8 +782,8 @@ impl BenchSummary {
         );
         let _ = writeln!(
             out,
-            "\n{:<20} {:<10} {:<16} {:<16} {:<8} {}",
-            "variant", "generator", "reproduced", "accepted", "approx.", "time mean / p50 / max"
+            "\n{:<20} {:<10} {:<16} {:<16} {:<8} time mean / p50 / max",
+            "variant", "generator", "reproduced", "accepted", "approx."
         );
         for r in &self.reproduction {
             let _ = writeln!(
@@ -804,8 +808,8 @@ impl BenchSummary {
         }
         let _ = writeln!(
             out,
-            "\n{:<34} {:<24} {:<24} {:<6} {}",
-            "case", "symptom (truth)", "symptom (rules)", "rank", "runs"
+            "\n{:<34} {:<24} {:<24} {:<6} runs",
+            "case", "symptom (truth)", "symptom (rules)", "rank"
         );
         for r in &self.results {
             let rank = r
@@ -1041,7 +1045,10 @@ mod tests {
         assert!(!judged(&outcome(true, true, SymptomClass::Crash, Some("KeyError"))).reproduced);
         assert!(!judged(&outcome(false, false, SymptomClass::Crash, Some("KeyError"))).reproduced);
         assert!(!judged(&outcome(true, false, SymptomClass::WrongCalculation, None)).reproduced);
-        assert!(!judged(&outcome(true, false, SymptomClass::Unknown, None)).reproduced, "a crash must be seen");
+        assert!(
+            !judged(&outcome(true, false, SymptomClass::Unknown, None)).reproduced,
+            "a crash must be seen"
+        );
 
         let mut silent = crash_case();
         silent.truth.symptom = SymptomClass::WrongShape;

@@ -230,7 +230,12 @@ pub async fn static_check(code: &str, ruff: Option<&Path>) -> (CheckVerdict, Vec
                     },
                 )
             } else {
-                verdict(CheckKind::Static, false, None, format!("ruff: {}", first_few(&blocking, 8)))
+                verdict(
+                    CheckKind::Static,
+                    false,
+                    None,
+                    format!("ruff: {}", first_few(&blocking, 8)),
+                )
             };
             (verdict, diagnostics)
         }
@@ -676,6 +681,8 @@ async fn approximate_with_llm(
 }
 
 /// The runtime check: a real run in the sandbox, or an approximation marked as such.
+/// `local_modules` are the project's own modules: importing one is the candidate's
+/// defect, not a package this machine lacks.
 pub async fn runtime(
     sandbox: &dyn Sandbox,
     python: &Path,
@@ -683,8 +690,9 @@ pub async fn runtime(
     code: &str,
     report: &RestructuredReport,
     llm: Option<&dyn Llm>,
+    local_modules: &[String],
 ) -> (CheckVerdict, Option<RunObservation>) {
-    let run = match run_script(sandbox, python, code, limits).await {
+    let mut run = match run_script(sandbox, python, code, limits).await {
         Ok(run) => run,
         Err(e) => {
             return (
@@ -698,6 +706,15 @@ pub async fn runtime(
             );
         }
     };
+    // The project's own modules are not missing packages: the candidate should inline them.
+    let local = run.missing.as_ref().is_some_and(|m| {
+        local_modules
+            .iter()
+            .any(|l| l == m || l.split('.').next() == Some(m.as_str()))
+    });
+    if local {
+        run.missing = None;
+    }
     if let Some(missing) = run.missing.clone() {
         let base = format!(
             "The script cannot run here: it needs {missing}, which this machine lacks; its behaviour was not observed."

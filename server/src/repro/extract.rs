@@ -153,16 +153,10 @@ impl<'a> LoopFinder<'a> {
             .child_by_field_name("arguments")
             .map_or("", |arguments| self.text(arguments));
         let receiver_name = receiver.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        let optimizer_step = method == "step"
+            && (is_optimizer(&receiver_name) || (receiver_name.contains("scaler") && mentions_optimizer(arguments)));
         match method {
-            "backward" | "zero_grad" => {
-                if let Some(at) = outer_loop {
-                    self.report(at, "pytorch", "loop");
-                }
-            }
-            "step"
-                if is_optimizer(&receiver_name)
-                    || (receiver_name.contains("scaler") && mentions_optimizer(arguments)) =>
-            {
+            "backward" | "zero_grad" | "step" if method != "step" || optimizer_step => {
                 if let Some(at) = outer_loop {
                     self.report(at, "pytorch", "loop");
                 }

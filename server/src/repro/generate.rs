@@ -42,6 +42,9 @@ pub struct GenInput<'a> {
     pub restructured: &'a RestructuredReport,
     pub plan: &'a [PlanStep],
     pub context: Option<&'a RankedContext>,
+    /// The project's own modules (`train`, `pkg.data`, `pkg`): their imports are inlined
+    /// by the context, never installed packages.
+    pub project_modules: &'a [String],
 }
 
 /// What the checks said about the previous candidate.
@@ -580,7 +583,11 @@ fn drive_context(code: &mut String, context_code: &str, shape: &[usize]) -> Opti
             continue;
         }
         let called = Regex::new(&format!(r"(?m)^(?:[^#\n]*[^\w#\n.])?{}\s*\(", regex::escape(name)))
-            .map(|r| r.find_iter(&strip_strings(code)).filter(|m| !m.as_str().trim_start().starts_with("def ")).count())
+            .map(|r| {
+                r.find_iter(&strip_strings(code))
+                    .filter(|m| !m.as_str().trim_start().starts_with("def "))
+                    .count()
+            })
             .unwrap_or(0);
         if called > 0 {
             continue;
@@ -606,8 +613,117 @@ fn drive_context(code: &mut String, context_code: &str, shape: &[usize]) -> Opti
     if !code.ends_with('\n') {
         code.push('\n');
     }
-    let _ = write!(code, "\n# replayground: run the project's code with synthetic inputs\n{}\n", calls.join("\n"));
-    Some(format!("called the context's entry point(s) with synthetic inputs: {}", calls.join("; ")))
+    let _ = write!(
+        code,
+        "\n# replayground: run the project's code with synthetic inputs\n{}\n",
+        calls.join("\n")
+    );
+    Some(format!(
+        "called the context's entry point(s) with synthetic inputs: {}",
+        calls.join("; ")
+    ))
+}
+
+/// Whether `module` (dotted, maybe relative) is one of the project's own.
+fn is_project_module(module: &str, modules: &[String]) -> bool {
+    // A relative import is always the project's own.
+    if module.starts_with('.') {
+        return true;
+    }
+    module.is_empty()
+        || modules
+            .iter()
+            .any(|m| m == module || m.rsplit('.').next() == Some(module) || m.split('.').next() == Some(module))
+}
+
+/// Removes imports of the project's own modules, whose code the context inlines, and
+/// turns `module.name` into `name`.
+fn detach_project_imports(code: &mut String, modules: &[String]) -> Option<String> {
+    static FROM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*from\s+(\.*[\w.]*)\s+import\s+(.*)$"));
+    static IMPORT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*$"));
+    if modules.is_empty() {
+        return None;
+    }
+    let mut removed = Vec::new();
+    let mut aliases = Vec::new();
+    let mut out = String::new();
+    let mut open_paren = false;
+    for line in code.lines() {
+        if open_paren {
+            open_paren = !line.contains(')');
+            continue;
+        }
+        if let Some(c) = FROM.captures(line).filter(|c| is_project_module(&c[1], modules)) {
+            removed.push(c[1].to_owned());
+            open_paren = c[2].contains('(') && !c[2].contains(')');
+            continue;
+        }
+        if let Some(c) = IMPORT.captures(line).filter(|c| is_project_module(&c[1], modules)) {
+            removed.push(c[1].to_owned());
+            aliases.push(c.get(2).map_or_else(|| c[1].to_owned(), |a| a.as_str().to_owned()));
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if removed.is_empty() {
+        return None;
+    }
+    for alias in &aliases {
+        if let Ok(pattern) = Regex::new(&format!(r"\b{}\.(\w)", regex::escape(alias))) {
+            out = pattern.replace_all(&out, "$1").into_owned();
+        }
+    }
+    removed.dedup();
+    *code = out;
+    Some(format!(
+        "removed imports of the project's own modules ({}), whose code is inlined",
+        removed.join(", ")
+    ))
+}
+
+/// Moves the `if __name__ == "__main__":` body of the first file to the end (every
+/// definition of the inlined files comes first) and drops the other files' entry points.
+fn hoist_main_blocks(code: &mut String) -> Option<String> {
+    static MAIN: LazyLock<Regex> = LazyLock::new(|| re(r#"^if\s+__name__\s*==\s*['"]__main__['"]\s*:\s*$"#));
+    let lines: Vec<&str> = code.lines().collect();
+    let mut kept = String::new();
+    let mut blocks: Vec<Vec<&str>> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if MAIN.is_match(lines[i].trim_end()) {
+            let mut body = Vec::new();
+            i += 1;
+            while i < lines.len() && (lines[i].trim().is_empty() || lines[i].starts_with([' ', '\t'])) {
+                body.push(lines[i]);
+                i += 1;
+            }
+            blocks.push(body);
+            continue;
+        }
+        kept.push_str(lines[i]);
+        kept.push('\n');
+        i += 1;
+    }
+    let first = blocks.first()?;
+    let indent = first
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    kept.push_str("\n# replayground: the entry point, after every definition\n");
+    for line in first {
+        kept.push_str(line.get(indent..).unwrap_or("").trim_end());
+        kept.push('\n');
+    }
+    let edit = if blocks.len() > 1 {
+        format!("moved the entry point to the end and dropped {} other file(s)' entry points", blocks.len() - 1)
+    } else {
+        "moved the entry point (`if __name__ == \"__main__\"`) to the end".to_owned()
+    };
+    *code = kept;
+    Some(edit)
 }
 
 /// One edit action: changes the code and says what it did, or leaves it and says nothing.
@@ -623,13 +739,20 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
         input.report.environment.frameworks.join(" ")
     );
     let shape = inferred_shape(&text);
-    let actions: [&EditAction<'_>; 10] = [
+    let has_context = input.context.is_some();
+    let actions: [&EditAction<'_>; 12] = [
+        &|code| detach_project_imports(code, input.project_modules),
+        &|code| if has_context { hoist_main_blocks(code) } else { None },
         &strip_notebook,
         &dedent,
         &migrate_deprecated,
         &|code| synthesize_data(code, &shape),
         &|code| shrink_loops(code, 100, 10_000),
-        &|code| input.context.and_then(|context| drive_context(code, &context.code, &shape)),
+        &|code| {
+            input
+                .context
+                .and_then(|context| drive_context(code, &context.code, &shape))
+        },
         &complete_imports,
         &|code| show_warnings(code, input.restructured),
         &fix_seeds,
@@ -736,6 +859,9 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
         .filter(|d| d.code.as_deref() == Some("F821"))
         .filter_map(|d| d.message.split('`').nth(1).map(str::to_owned))
         .collect();
+    if let Some(edit) = detach_project_imports(&mut code, input.project_modules) {
+        edits.push(edit);
+    }
     if let Some(t) = feedback
         .run
         .and_then(|run| run.traceback.as_ref())
@@ -898,6 +1024,7 @@ mod tests {
 
     fn input_for(report: &BugReport, restructured: &RestructuredReport) -> Candidate {
         rule_candidate(&GenInput {
+            project_modules: &[],
             report,
             restructured,
             plan: &[],
@@ -975,6 +1102,7 @@ mod tests {
         };
         let r = restructure_rules(&report);
         let input = GenInput {
+            project_modules: &[],
             report: &report,
             restructured: &r,
             plan: &[],
@@ -1038,6 +1166,26 @@ mod tests {
         assert!(!code.contains("result_helper"), "{code}");
         assert!(edit.contains("train"));
         assert!(drive_context(&mut code, context, &[20, 3]).is_none(), "driven twice");
+    }
+
+    #[test]
+    fn project_imports_are_inlined_and_the_entry_point_goes_last() {
+        let modules = vec!["train".to_owned(), "pkg.data".to_owned(), "losses".to_owned()];
+        let mut code = "# --- train.py ---\nimport numpy as np\nfrom losses import (\n    bce,\n)\nimport pkg.data as data\nfrom .model import Net\n\ndef fit(X):\n    return data.load(X)\n\nif __name__ == \"__main__\":\n    fit(np.ones(3))\n\n# --- losses.py ---\ndef bce(p):\n    return p\n\nif __name__ == '__main__':\n    print(bce(1))\n".to_owned();
+        let edit = detach_project_imports(&mut code, &modules).unwrap();
+        assert!(edit.contains("losses") && edit.contains("pkg.data"), "{edit}");
+        assert!(
+            !code.contains("from losses") && !code.contains("bce,") && !code.contains("from .model"),
+            "{code}"
+        );
+        assert!(
+            code.contains("import numpy as np") && code.contains("return load(X)"),
+            "{code}"
+        );
+        hoist_main_blocks(&mut code).unwrap();
+        assert!(code.trim_end().ends_with("fit(np.ones(3))"), "{code}");
+        assert!(!code.contains("__main__") && !code.contains("print(bce(1))"), "{code}");
+        assert!(crate::repro::checks::structural(&code).passed, "{code}");
     }
 
     #[test]

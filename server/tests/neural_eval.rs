@@ -1,0 +1,152 @@
+//! The neural debugger's evaluation suites with the shipped model, through the real
+//! sandbox: reports are reproducible run to run, and the CruxEval baselines and the
+//! dataset check come from really running `f`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use indicatif::ProgressBar;
+use replayground_server::neural::corpus::{CorpusConfig, build};
+use replayground_server::neural::cruxeval::{
+    self, Checker, CruxEvalError, CruxEvalOptions, CruxEvalReport, Problem, Rollout, Suite,
+};
+use replayground_server::neural::dedup::Reference;
+use replayground_server::neural::eval;
+use replayground_server::neural::infer::{NeuralDebugger, Sampling};
+use replayground_server::neural::policy::Policy;
+use replayground_server::runner::{DEFAULT_PYTHON, Tracer};
+use replayground_server::sandbox::{Bubblewrap, BubblewrapConfig, RunLimits, Sandbox, Unsandboxed};
+
+fn sandbox() -> Arc<dyn Sandbox> {
+    match Bubblewrap::detect(BubblewrapConfig::default()) {
+        Ok(bwrap) => Arc::new(bwrap),
+        // Only this file's own fixtures and the shipped model's literal answers run here.
+        Err(_) => Arc::new(Unsandboxed::new()),
+    }
+}
+
+fn model_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/neural-debugger-tiny")
+}
+
+fn problem(id: &str, code: &str, input: &str, output: &str) -> Problem {
+    Problem {
+        id: id.into(),
+        code: code.into(),
+        input: input.into(),
+        output: output.into(),
+    }
+}
+
+/// Made for this test: each baseline's outcome follows from what `f` does.
+fn fixtures() -> Vec<Problem> {
+    vec![
+        // Returns its argument: every baseline passes.
+        problem("same", "def f(x):\n    return x", "[1, 2]", "[1, 2]"),
+        // Returns the first of two: only "first argument" passes.
+        problem("first", "def f(a, b):\n    return a", "'q', 3", "'q'"),
+        // Doubles: no baseline passes.
+        problem("double", "def f(n):\n    return n * 2", "4", "8"),
+        // The stated output is wrong: left out as a dataset mismatch.
+        problem("wrong", "def f(s):\n    return s.upper()", "'ab'", "'ab'"),
+    ]
+}
+
+async fn run(suite: Suite, samples: usize, temperature: f64) -> CruxEvalReport {
+    let sandbox = sandbox();
+    let tracer = Arc::new(Tracer::new(Arc::clone(&sandbox), DEFAULT_PYTHON, RunLimits::default()));
+    let checker = Arc::new(Checker::new(sandbox, DEFAULT_PYTHON, 2));
+    let debugger = NeuralDebugger::load(&model_dir()).expect("the shipped model loads");
+    let options = CruxEvalOptions {
+        suite,
+        samples,
+        sampling: Sampling {
+            temperature,
+            top_p: Some(0.95),
+            seed: 5,
+            max_tokens: 128,
+        },
+        rollout: Rollout::StepReturn,
+        max_rollout_steps: 8,
+    };
+    cruxeval::evaluate(
+        Arc::new(Mutex::new(debugger)),
+        tracer,
+        checker,
+        fixtures(),
+        options,
+        ProgressBar::hidden(),
+    )
+    .await
+    .expect("the suite runs")
+}
+
+#[tokio::test]
+async fn cruxeval_o_baselines_and_the_dataset_check_come_from_real_runs() {
+    let report = run(Suite::Output, 1, 0.0).await;
+    assert_eq!(report.suite, "cruxeval-o");
+    assert_eq!(report.problems_in_file, 4);
+    assert_eq!(report.skipped.get("dataset_mismatch"), Some(&1), "{report:?}");
+    assert_eq!(report.n, 3);
+    let unchanged = report.baselines["input_unchanged"];
+    let first = report.baselines["first_argument"];
+    assert_eq!((unchanged.n, unchanged.passed), (3, 1), "{report:?}");
+    assert_eq!((first.n, first.passed), (3, 2), "{report:?}");
+    assert!((first.pass_at_1 - 2.0 / 3.0).abs() < 1e-12);
+    assert!((0.0..=1.0).contains(&report.pass_at_1));
+    assert!(report.parse_failures + report.no_answer <= report.n);
+    assert!(report.solved as f64 <= report.n as f64 * report.pass_at_k + 1e-9);
+}
+
+#[tokio::test]
+async fn cruxeval_i_samples_k_inputs_reproducibly_and_checks_them_by_running_f() {
+    let a = run(Suite::Input, 2, 0.8).await;
+    assert_eq!(a.suite, "cruxeval-i");
+    assert_eq!((a.n, a.samples, a.k), (3, 2, 2));
+    // The output fed back in only works for the function that returns its argument.
+    let baseline = a.baselines["output_as_input"];
+    assert_eq!((baseline.n, baseline.passed), (3, 1), "{a:?}");
+    assert!(a.pass_at_k >= a.pass_at_1);
+    let b = run(Suite::Input, 2, 0.8).await;
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap(),
+        "the same seed gives the same report"
+    );
+}
+
+#[test]
+fn a_missing_cruxeval_file_says_how_to_point_at_one() {
+    let err = cruxeval::load(Path::new("/nonexistent/cruxeval.jsonl")).unwrap_err();
+    assert!(matches!(err, CruxEvalError::Missing(_)));
+    assert!(err.to_string().contains("--data FILE"), "{err}");
+}
+
+#[tokio::test]
+async fn next_state_reports_are_identical_run_to_run() {
+    let corpus = tempfile::tempdir().unwrap();
+    let config = CorpusConfig {
+        out: corpus.path().to_path_buf(),
+        programs: 30,
+        seed: 21,
+        trajectories_per_program: 2,
+        jobs: 2,
+        policy: Policy::default(),
+        heldout_every: 3,
+    };
+    let tracer = Arc::new(Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default()));
+    build(&config, tracer, &Reference::default()).await.expect("the corpus builds");
+    let trajectories = eval::load_trajectories(&corpus.path().join("heldout.jsonl")).unwrap();
+    let mut debugger = NeuralDebugger::load(&model_dir()).unwrap();
+    let mut report = || {
+        let r = eval::next_state(&mut debugger, &trajectories, 12, &Sampling::default(), &mut |_, _| {}).unwrap();
+        serde_json::to_string(&r).unwrap()
+    };
+    let (first, second) = (report(), report());
+    assert_eq!(first, second);
+    let parsed: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(parsed["n"], 12);
+    // Every `..` the decoder allows resolves: failures can only be answers cut by the budget.
+    let reasons = parsed["parse_failure_reasons"].as_object().unwrap();
+    assert!(reasons.keys().all(|k| k == "token_budget"), "{reasons:?}");
+}
