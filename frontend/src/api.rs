@@ -110,10 +110,13 @@ pub async fn fetch_text(method: &str, url: &str, json: Option<&str>) -> Result<H
 }
 
 /// A rejected promise's reason as `Name: message`.
-fn js_reason(error: wasm_bindgen::JsValue) -> String {
+#[allow(clippy::needless_pass_by_value)] // by value to fit `map_err`
+pub(crate) fn js_reason(error: wasm_bindgen::JsValue) -> String {
     match error.dyn_ref::<js_sys::Error>() {
         Some(e) => format!("{}: {}", String::from(e.name()), String::from(e.message())),
-        None => error.as_string().unwrap_or_else(|| "the browser gave no reason".to_owned()),
+        None => error
+            .as_string()
+            .unwrap_or_else(|| "the browser gave no reason".to_owned()),
     }
 }
 

@@ -8,7 +8,7 @@ use leptos::ev;
 use leptos::html::Textarea;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use replayground_shared::share::{self, PlaygroundView};
+use replayground_shared::share::PlaygroundView;
 use replayground_shared::{Action, Stop};
 
 use crate::api;
@@ -190,10 +190,12 @@ pub fn App() -> impl IntoView {
         &location.pathname().unwrap_or_default(),
         &location.hash().unwrap_or_default(),
     ) {
-        LinkTarget::Fragment(fragment) => match sharing::decode_fragment(&fragment) {
-            Ok(view) => page.restore(view),
-            Err(message) => link_error.set(Some(message)),
-        },
+        LinkTarget::Fragment(fragment) => spawn_local(async move {
+            match sharing::decode_fragment(&fragment).await {
+                Ok(view) => page.restore(view),
+                Err(message) => link_error.set(Some(message)),
+            }
+        }),
         LinkTarget::Short(id) => spawn_local(async move {
             match sharing::load_short_link(&id).await {
                 Ok(view) => page.restore(view),
@@ -260,15 +262,20 @@ pub fn App() -> impl IntoView {
 
     let share = move || {
         let view = page.view();
-        let fragment = share::encode(&view);
-        let origin = window().location().origin().unwrap_or_default();
-        if let Ok(history) = window().history() {
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("/#{fragment}")));
-        }
-        link_error.set(None);
-        short_link.set(None);
-        copied.set(None);
-        share_link.set(Some(sharing::fragment_link(&origin, &view)));
+        spawn_local(async move {
+            let fragment = match sharing::encode_fragment(&view).await {
+                Ok(fragment) => fragment,
+                Err(message) => return link_error.set(Some(message)),
+            };
+            let origin = window().location().origin().unwrap_or_default();
+            if let Ok(history) = window().history() {
+                let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("/#{fragment}")));
+            }
+            link_error.set(None);
+            short_link.set(None);
+            copied.set(None);
+            share_link.set(Some(format!("{origin}/#{fragment}")));
+        });
     };
     let make_short = move || {
         let view = page.view();

@@ -447,7 +447,10 @@ mod tests {
     fn problems_and_outline_are_buttons_to_their_offsets() {
         let analysis = SyntaxDocument::new("class A:\n    def f(self):\n        x = (<\n").analyse();
         let problems = problems_html(&analysis);
-        assert!(problems.starts_with(r#"<li><button type="button" class="problem" data-offset=""#), "{problems}");
+        assert!(
+            problems.starts_with(r#"<li><button type="button" class="problem" data-offset=""#),
+            "{problems}"
+        );
         assert!(problems.contains("Line 3:"), "{problems}");
         assert!(!problems.contains("(<"), "messages are escaped: {problems}");
         let outline = outline_html(&analysis);

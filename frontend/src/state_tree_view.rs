@@ -128,7 +128,11 @@ pub fn rows_html(tree: &StateTree, shown: &[u32], marks: RowMarks<'_>) -> String
                 r#"<button type="button" class="twisty" data-toggle="{activation}" aria-label="Collapse or expand "#
             );
             push_escaped(&mut out, &label);
-            out.push_str(if collapsed { "\">▸</button>" } else { "\">▾</button>" });
+            out.push_str(if collapsed {
+                "\">▸</button>"
+            } else {
+                "\">▾</button>"
+            });
         } else {
             out.push_str(r#"<span class="twisty" aria-hidden="true"></span>"#);
         }

@@ -255,7 +255,9 @@ mod tests {
                 r#"<li><button type="button" class="frame" aria-pressed="false" title="Show this frame's variables" data-activation="0"><code>&lt;module&gt;</code> line 4</button></li>"#,
             )
         );
-        assert!(call_stack_html(&view.call_stack, Some(0)).contains(r#"class="frame selected" aria-pressed="true" title="Show this frame's variables" data-activation="0""#));
+        assert!(call_stack_html(&view.call_stack, Some(0)).contains(
+            r#"class="frame selected" aria-pressed="true" title="Show this frame's variables" data-activation="0""#
+        ));
     }
 
     #[test]

@@ -75,10 +75,7 @@ fn push_tag(out: &mut String, tags: &ObjectTags, object_id: u64) {
         return;
     };
     let (class, title) = if shared {
-        (
-            "obj-tag shared",
-            "the same object appears more than once here (id ",
-        )
+        ("obj-tag shared", "the same object appears more than once here (id ")
     } else {
         ("obj-tag", "(id ")
     };
@@ -222,11 +219,25 @@ mod tests {
         let tags = ObjectTags::of(&trace, &bindings);
         let mut html = String::new();
         push_value_html(&mut html, &trace, 2, &tags, "0/a", &HashSet::new());
-        assert!(html.starts_with(r#"<details class="value-tree"><summary data-path="0/a">"#), "{html}");
-        assert!(html.contains(r#"<span class="obj-tag shared" style="--tag-hue: 67""#), "{html}");
-        assert!(html.contains(r#"<code class="val type-list">[1, '&lt;b&gt;']</code>"#), "{html}");
+        assert!(
+            html.starts_with(r#"<details class="value-tree"><summary data-path="0/a">"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<span class="obj-tag shared" style="--tag-hue: 67""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<code class="val type-list">[1, '&lt;b&gt;']</code>"#),
+            "{html}"
+        );
         assert!(html.contains(r#"<span class="count">2 items</span>"#), "{html}");
-        assert!(html.contains(r#"<li><span class="key">1</span><code class="val type-str" title="str">'&lt;b&gt;'</code></li>"#), "{html}");
+        assert!(
+            html.contains(
+                r#"<li><span class="key">1</span><code class="val type-str" title="str">'&lt;b&gt;'</code></li>"#
+            ),
+            "{html}"
+        );
         let open = {
             let mut html = String::new();
             let expanded = HashSet::from(["0/a".to_owned()]);

@@ -269,7 +269,10 @@ mod tests {
     #[test]
     fn a_broken_outcome_is_an_error_not_a_guess() {
         let read = |json: &str| outcome(&mut serde_json::Deserializer::from_str(json));
-        assert_eq!(read(r#"{"kind":"exited","code":0}"#).unwrap(), Outcome::Exited { code: 0 });
+        assert_eq!(
+            read(r#"{"kind":"exited","code":0}"#).unwrap(),
+            Outcome::Exited { code: 0 }
+        );
         let error = read(r#"{"kind":"limit_reached","detail":"x"}"#).unwrap_err();
         assert!(error.to_string().contains("missing field `limit`"), "{error}");
         assert!(read(r#"{"kind":"exploded"}"#).is_err());

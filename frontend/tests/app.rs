@@ -229,3 +229,22 @@ fn states_read_as_sentences() {
     );
     assert_eq!(describe_state(&tree.state(Stop::End)), "The program has ended.");
 }
+
+#[wasm_bindgen_test]
+async fn share_links_use_the_browsers_deflate_in_shared_shares_format() {
+    use replayground_frontend::sharing::{decode_fragment, encode_fragment};
+    use replayground_shared::share::{self, PlaygroundView};
+    let view = PlaygroundView {
+        code: "def f(x):\n    return x * 2\n\nprint(f(21))\n".repeat(10),
+        stdin: "in\n".into(),
+        breakpoints: vec![2, 4],
+        step: Some(5),
+    };
+    // Made here, opened by shared::share (the server, the CLI, older pages), and back.
+    let fragment = encode_fragment(&view).await.unwrap();
+    assert!(fragment.len() < view.code.len() / 2, "{fragment}");
+    assert_eq!(share::decode(&fragment).unwrap(), view);
+    assert_eq!(decode_fragment(&share::encode(&view)).await.unwrap(), view);
+    let damaged = decode_fragment("v1.AAAA").await.unwrap_err();
+    assert!(damaged.contains("its contents do not decompress"), "{damaged}");
+}

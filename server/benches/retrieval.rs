@@ -24,10 +24,10 @@ fn bench(c: &mut Criterion) {
     group.sample_size(20);
     let bm25 = Retriever::build(&project, None, &mut |_, _| {}).expect("indexed");
     group.bench_function("build_bm25", |b| {
-        b.iter(|| black_box(Retriever::build(&project, None, &mut |_, _| {}).unwrap()))
+        b.iter(|| black_box(Retriever::build(&project, None, &mut |_, _| {}).unwrap()));
     });
     group.bench_function("query_bm25_baseline", |b| {
-        b.iter(|| black_box(bm25.retrieve(QUERY, &config, None, None)))
+        b.iter(|| black_box(bm25.retrieve(QUERY, &config, None, None)));
     });
     let Some(embedder) = embedder else {
         group.finish();
@@ -36,7 +36,7 @@ fn bench(c: &mut Criterion) {
     };
     let hybrid = Retriever::build(&project, Some(&embedder), &mut |_, _| {}).expect("indexed");
     group.bench_function("query_hybrid", |b| {
-        b.iter(|| black_box(hybrid.retrieve(QUERY, &config, Some(&embedder), None)))
+        b.iter(|| black_box(hybrid.retrieve(QUERY, &config, Some(&embedder), None)));
     });
     group.finish();
 
@@ -46,11 +46,11 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(1));
     group.bench_function("one_chunk", |b| {
-        b.iter(|| black_box(embedder.embed(&texts[..1]).unwrap()))
+        b.iter(|| black_box(embedder.embed(&texts[..1]).unwrap()));
     });
     group.throughput(Throughput::Elements(texts.len() as u64));
     group.bench_function("batch_of_16_chunks", |b| {
-        b.iter(|| black_box(embedder.embed(&texts).unwrap()))
+        b.iter(|| black_box(embedder.embed(&texts).unwrap()));
     });
     group.finish();
 }

@@ -20,12 +20,17 @@ use replayground_server::runner::DEFAULT_PYTHON;
 use replayground_server::sandbox::RunLimits;
 use replayground_shared::repro::SymptomClass;
 
-/// Measured on this machine with this configuration (see the README table); set a little
-/// below, so noise passes and a real regression does not.
-const SYMPTOM_ACCURACY_FLOOR: f64 = 0.0;
-const RECALL_AT_5_FLOOR: f64 = 0.0;
-const RULES_REPRODUCTION_FLOOR: f64 = 0.0;
-const LOOP_RECALL_FRAMEWORKS_FLOOR: f64 = 0.0;
+// Measured with this configuration on 2026-11-29 (README, "Reproduction benchmark"), each
+// floor one or two cases below the measurement so that timing noise passes and a
+// regression does not. Raise them when the agent improves.
+/// Measured 0.60 (18/30).
+const SYMPTOM_ACCURACY_FLOOR: f64 = 0.55;
+/// Measured 0.96 (24/25).
+const RECALL_AT_5_FLOOR: f64 = 0.88;
+/// Measured 0.24 (6/25).
+const RULES_REPRODUCTION_FLOOR: f64 = 0.16;
+/// Measured 1.00 (5/5).
+const LOOP_RECALL_FRAMEWORKS_FLOOR: f64 = 0.8;
 
 fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/repro-suite")

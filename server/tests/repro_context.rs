@@ -1,6 +1,6 @@
 //! The reproduction agent's context stage (RepGen §3.1): reading uploaded projects
 //! safely, chunking, training-loop detection, dependency resolution and hybrid retrieval
-//! on the fixture project `tests/fixtures/repro_project` (a NumPy MLP with one planted
+//! on the fixture project `tests/fixtures/repro_project` (a numpy MLP with one planted
 //! bug per module).
 
 use std::io::{Cursor, Write};
@@ -436,7 +436,7 @@ fn assert_buggy_file_first(retriever: &Retriever, embedder: Option<&Embedder>, l
         let started = Instant::now();
         let contexts = retriever.retrieve(report, &config, embedder, None);
         let elapsed = started.elapsed();
-        eprintln!("{label}: {:?} for {expected}", elapsed);
+        eprintln!("{label}: {elapsed:?} for {expected}");
         assert!(!contexts.is_empty() && contexts.len() <= config.top_k);
         let ranked: Vec<String> = contexts
             .iter()
@@ -480,7 +480,7 @@ fn hybrid_retrieval_puts_the_buggy_file_first() {
     let mut progress = Vec::new();
     let started = Instant::now();
     let retriever = Retriever::build(&project, Some(embedder), &mut |done, total| {
-        progress.push((done, total))
+        progress.push((done, total));
     })
     .unwrap();
     let chunks = retriever.chunks().len();

@@ -321,7 +321,10 @@ version = "0.2.100"
             Ok("999,999 bytes, under the 1,000,000 byte target".to_owned())
         );
         let within = size_verdict(1_100_000, 1_200_000, 1_000_000).unwrap();
-        assert!(within.contains("100,000 bytes above the 1,000,000 byte target"), "{within}");
+        assert!(
+            within.contains("100,000 bytes above the 1,000,000 byte target"),
+            "{within}"
+        );
         let over = size_verdict(1_200_001, 1_200_000, 1_000_000).unwrap_err();
         assert!(over.contains("over its budget of 1,200,000 bytes by 1;"), "{over}");
         assert_eq!(group_thousands(12), "12");

@@ -115,7 +115,7 @@ pub fn LiveView(page: ReproPage) -> impl IntoView {
             <Show when=started>
                 <ol class="stages" aria-label="Stages" data-testid="stages">
                     <For each=move || stages.get() key=|(stage, status)| (*stage, *status) let((stage, status))>
-                        <li class=format!("stage {}", status.label()) data-stage=stage.as_str()>
+                        <li class=format!("stage {}", status.class()) data-stage=stage.as_str()>
                             <span class="stage-dot" aria-hidden="true"></span>
                             <span class="stage-name">{stage_name(stage)}</span>
                             <span class="badge">{status.label()}</span>

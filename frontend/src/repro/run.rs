@@ -15,15 +15,26 @@ pub enum StageStatus {
     Waiting,
     Running,
     Done,
+    /// The run ended without needing it (e.g. no refinement after an accepted attempt).
+    Skipped,
 }
 
 impl StageStatus {
+    /// The CSS class of a stage in this status.
+    pub fn class(self) -> &'static str {
+        match self {
+            Self::Skipped => "skipped",
+            other => other.label(),
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Self::Off => "off",
             Self::Waiting => "waiting",
             Self::Running => "running",
             Self::Done => "done",
+            Self::Skipped => "not needed",
         }
     }
 }
@@ -273,11 +284,13 @@ impl RunState {
         }
     }
 
-    /// At the end, nothing is still running.
+    /// At the end, nothing is still running or waiting.
     fn settle(&mut self) {
         for (_, status) in &mut self.stages {
-            if *status == StageStatus::Running {
-                *status = StageStatus::Done;
+            match status {
+                StageStatus::Running => *status = StageStatus::Done,
+                StageStatus::Waiting => *status = StageStatus::Skipped,
+                _ => {}
             }
         }
     }
@@ -401,6 +414,8 @@ mod tests {
         assert!(state.is_over());
         assert_eq!(state.script().as_deref(), Some("print('nan')\n"));
         assert!(state.stages.iter().all(|(_, s)| *s != StageStatus::Running));
+        assert_eq!(state.status(Stage::Plan), StageStatus::Skipped, "no plan event came");
+        assert_eq!(state.status(Stage::Context), StageStatus::Off);
         let transcript = state.transcript(BugReport::default());
         let reopened = RunState::replay(&transcript.events);
         assert_eq!((reopened.outcome, reopened.attempts.len()), (state.outcome.clone(), 2));

@@ -92,7 +92,7 @@ impl<'a> LoopFinder<'a> {
     }
 
     /// Walks one function body (or the module), then decides on its TF2 pattern.
-    fn scope<'tree>(&mut self, body: Node<'tree>) {
+    fn scope(&mut self, body: Node<'_>) {
         let mut scope = Scope::default();
         let mut cursor = body.walk();
         for child in body.children(&mut cursor) {
@@ -172,7 +172,7 @@ impl<'a> LoopFinder<'a> {
                 self.report(call, "keras", "fit");
             }
             "train_on_batch" if !receiver.is_empty() => {
-                self.report(outer_loop.unwrap_or(call), "keras", "train_on_batch")
+                self.report(outer_loop.unwrap_or(call), "keras", "train_on_batch");
             }
             "GradientTape" => scope.tapes.push(call),
             "apply_gradients" => scope.applies.push((call, outer_loop)),
@@ -314,6 +314,8 @@ struct ModuleInfo {
     source: String,
     definitions: Vec<Definition>,
     imports: Vec<Import>,
+    /// Parsed once: each retrieval walks it again for the names a chunk uses.
+    tree: Option<tree_sitter::Tree>,
 }
 
 impl ModuleInfo {
@@ -324,8 +326,9 @@ impl ModuleInfo {
             source: source.to_owned(),
             definitions: Vec::new(),
             imports: Vec::new(),
+            tree: parse(source),
         };
-        if let Some(tree) = parse(source) {
+        if let Some(tree) = &info.tree {
             let root = tree.root_node();
             collect_definitions(root, source, "", &mut info.definitions);
             walk_imports(root, source.as_bytes(), &mut |import| info.imports.push(import));
@@ -584,7 +587,9 @@ impl ProjectIndex {
             if !out.is_empty() {
                 out.push('\n');
             }
-            out.push_str(&format!("# --- {} ---\n", module.path));
+            out.push_str("# --- ");
+            out.push_str(&module.path);
+            out.push_str(" ---\n");
             let shown_imports: Vec<&String> = imports
                 .get(&module_index)
                 .into_iter()
@@ -635,7 +640,7 @@ impl ProjectIndex {
 
 fn uses_of(module: &ModuleInfo, code: &[Piece]) -> Uses {
     let mut uses = Uses::default();
-    let Some(tree) = parse(&module.source) else { return uses };
+    let Some(tree) = &module.tree else { return uses };
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(module.source.match_indices('\n').map(|(i, _)| i + 1))
         .collect();

@@ -30,7 +30,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn is_python(&self) -> bool {
-        self.path.ends_with(".py")
+        Path::new(&self.path).extension().is_some_and(|extension| extension.eq_ignore_ascii_case("py"))
     }
 }
 
@@ -272,27 +272,16 @@ impl Project {
             detail,
         };
         let mut collector = Collector::new();
-        match sniff(bytes) {
-            Some(Format::Zip) => read_zip(&mut collector, bytes).map_err(|error| match error {
-                ArchiveError::Project(error) => error,
-                ArchiveError::Format(detail) => corrupt(detail),
-            })?,
-            Some(Format::TarGz) => {
-                read_tar(&mut collector, flate2::read::GzDecoder::new(bytes)).map_err(|error| match error {
-                    ArchiveError::Project(error) => error,
-                    ArchiveError::Format(detail) => corrupt(detail),
-                })?
-            }
-            Some(Format::Tar) => read_tar(&mut collector, bytes).map_err(|error| match error {
-                ArchiveError::Project(error) => error,
-                ArchiveError::Format(detail) => corrupt(detail),
-            })?,
-            None => {
-                return Err(ProjectError::NotAnArchive {
-                    name: file_name.to_owned(),
-                });
-            }
-        }
+        let read = match sniff(bytes) {
+            Some(Format::Zip) => read_zip(&mut collector, bytes),
+            Some(Format::TarGz) => read_tar(&mut collector, flate2::read::GzDecoder::new(bytes)),
+            Some(Format::Tar) => read_tar(&mut collector, bytes),
+            None => return Err(ProjectError::NotAnArchive { name: file_name.to_owned() }),
+        };
+        read.map_err(|error| match error {
+            ArchiveError::Project(error) => error,
+            ArchiveError::Format(detail) => corrupt(detail),
+        })?;
         collector.finish(true)
     }
 
