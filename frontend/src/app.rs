@@ -269,7 +269,8 @@ pub fn App() -> impl IntoView {
             };
             let origin = window().location().origin().unwrap_or_default();
             if let Ok(history) = window().history() {
-                let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("/#{fragment}")));
+                let _ =
+                    history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("/#{fragment}")));
             }
             link_error.set(None);
             short_link.set(None);

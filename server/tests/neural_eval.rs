@@ -135,7 +135,9 @@ async fn next_state_reports_are_identical_run_to_run() {
         heldout_every: 3,
     };
     let tracer = Arc::new(Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default()));
-    build(&config, tracer, &Reference::default()).await.expect("the corpus builds");
+    build(&config, tracer, &Reference::default())
+        .await
+        .expect("the corpus builds");
     let trajectories = eval::load_trajectories(&corpus.path().join("heldout.jsonl")).unwrap();
     let mut debugger = NeuralDebugger::load(&model_dir()).unwrap();
     let mut report = || {

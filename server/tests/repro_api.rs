@@ -252,6 +252,62 @@ async fn a_numpy_report_streams_from_started_to_finished() {
 }
 
 #[tokio::test]
+async fn an_llm_candidate_streams_token_by_token_over_the_websocket() {
+    use replayground_server::repro::agent::AgentDeps;
+    use replayground_server::repro::llm::{LlmTask, ScriptedLlm, ScriptedReply};
+    let reply =
+        "```python\nimport numpy as np\np = np.array([0.0, 1.0])\nloss = -np.log(p).mean()\nprint('loss:', loss)\n```";
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        rate_limit_per_second: 0,
+        ..ServerConfig::default()
+    };
+    let app = state(real_sandbox(), sqlite_store(dir.path()).await, config);
+    assert!(app.set_agent(AgentDeps {
+        sandbox: real_sandbox(),
+        python: replayground_server::runner::DEFAULT_PYTHON.into(),
+        embedder: None,
+        reranker: None,
+        llm: Some(std::sync::Arc::new(ScriptedLlm::new(vec![ScriptedReply::For {
+            task: LlmTask::Generate,
+            reply: reply.into(),
+        }]))),
+    }));
+    let running = start(app).await;
+    let mut socket = connect(&running).await;
+    let request = ReproRequest {
+        report: BugReport {
+            title: "loss is inf when a probability is 0".into(),
+            observed: "loss: inf".into(),
+            ..BugReport::default()
+        },
+        ..ReproRequest::default()
+    };
+    send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    let events = agent_events(&mut socket, 2)
+        .await
+        .unwrap_or_else(|m| panic!("the job ended with {m:?}"));
+    let tokens: Vec<&str> = events
+        .iter()
+        .take_while(|e| !matches!(e, AgentEvent::Candidate { attempt: 1, .. }))
+        .filter_map(|e| match e {
+            AgentEvent::Token { attempt: 1, text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        tokens.len() > 5,
+        "the candidate streams in pieces before it is complete: {tokens:?}"
+    );
+    assert!(tokens.concat().contains("np.log(p)"), "{tokens:?}");
+    assert!(
+        matches!(events.last(), Some(AgentEvent::Finished { .. })),
+        "{:?}",
+        events.last()
+    );
+}
+
+#[tokio::test]
 async fn a_repro_job_can_be_cancelled() {
     let (running, _dir) = server(None).await;
     let mut socket = connect(&running).await;

@@ -90,7 +90,10 @@ async fn the_agent_stays_above_its_measured_floors() {
     let agent = AgentConfig {
         attempts_per_context: 3,
         max_contexts: 3,
-        run_limits: RunLimits { wall_time: Duration::from_secs(10), ..AgentConfig::default().run_limits },
+        run_limits: RunLimits {
+            wall_time: Duration::from_secs(10),
+            ..AgentConfig::default().run_limits
+        },
         ..AgentConfig::default()
     };
     let frameworks: BTreeSet<String> = ["torch".to_owned(), "tensorflow".to_owned()].into();

@@ -159,6 +159,11 @@ try {
     assert.ok(await shared.isEnabled($('rerun')));
     assert.equal(await shared.locator($('repro-run')).count(), 0, 'read-only: no form');
     await shot(shared, 'repro-04-shared');
+    await shared.click($('rerun'));
+    await shared.waitForSelector($('repro-run'));
+    assert.equal(await shared.inputValue($('title')), TITLE, 'Rerun fills the form with the report');
+    assert.ok(new URL(shared.url()).pathname === '/repro/', shared.url());
+    await shared.waitForSelector($('final-script'), { timeout: 180_000 });
     await shared.context().close();
   });
 

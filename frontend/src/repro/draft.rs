@@ -5,6 +5,10 @@
 use replayground_shared::repro::{BugReport, Environment, MAX_PROJECT_ARCHIVE_BYTES, MAX_REPORT_FIELD_BYTES};
 use serde::{Deserialize, Serialize};
 
+/// The whole report, as JSON, must fit in one WebSocket message (the server's default
+/// limit is 512 KiB; the rest of the message needs a little room).
+pub const MAX_REPORT_JSON_BYTES: usize = 480 * 1024;
+
 /// Where the draft is kept between visits.
 pub const DRAFT_KEY: &str = "replayground-repro-draft";
 
@@ -282,9 +286,21 @@ impl Draft {
                 "List at most 32 frameworks: the ones the bug involves.".into(),
             );
         }
-        if errors.is_empty()
-            && let Err(message) = self.report().check()
-        {
+        if !errors.is_empty() {
+            return errors;
+        }
+        let report = self.report();
+        let json_bytes = serde_json::to_vec(&report).map_or(0, |json| json.len());
+        let message = if json_bytes > MAX_REPORT_JSON_BYTES {
+            Some(format!(
+                "The report is {} KB in all; the server takes at most {} KB. Shorten the longest fields or snippets.",
+                json_bytes.div_ceil(1024),
+                MAX_REPORT_JSON_BYTES / 1024
+            ))
+        } else {
+            report.check().err()
+        };
+        if let Some(message) = message {
             errors.push(FieldError {
                 field: Field::Report,
                 message,
@@ -373,6 +389,23 @@ mod tests {
                 .any(|e| e.field == Field::Observed && e.message.contains("64 KB"))
         );
         assert!(errors.iter().any(|e| e.field == Field::Snippet(1)));
+
+        // Every field within its limit, the whole over one message.
+        let mut draft = Draft {
+            title: "t".into(),
+            observed: "x".repeat(MAX_REPORT_FIELD_BYTES),
+            ..Draft::default()
+        };
+        for id in 2..10 {
+            draft.snippets.push(Snippet {
+                id,
+                code: "y".repeat(MAX_REPORT_FIELD_BYTES),
+            });
+        }
+        let errors = draft.validate();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].field, Field::Report);
+        assert!(errors[0].message.contains("at most 480 KB"), "{}", errors[0].message);
     }
 
     #[test]

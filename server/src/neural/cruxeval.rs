@@ -240,6 +240,10 @@ struct Truth {
     program: String,
 }
 
+/// A problem's real states (or why it cannot be used), and the results of its checks:
+/// the dataset's own answer first, then the baselines.
+type RealRun = (Result<Truth, Skip>, Vec<bool>);
+
 /// Why a problem was left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -572,7 +576,7 @@ pub async fn evaluate(
             anyhow::Ok((i, truth, results))
         });
     }
-    let mut real: Vec<Option<(Result<Truth, Skip>, Vec<bool>)>> = vec![None; problems.len()];
+    let mut real: Vec<Option<RealRun>> = vec![None; problems.len()];
     while let Some(joined) = set.join_next().await {
         let (i, truth, results) = joined??;
         real[i] = Some((truth, results));
@@ -584,10 +588,10 @@ pub async fn evaluate(
     let mut kept: Vec<(usize, Truth)> = Vec::new();
     for (i, entry) in real.into_iter().enumerate() {
         let (truth, results) = entry.expect("every job reports");
-        let skip = if results.first() != Some(&true) {
-            Some(Skip::DatasetMismatch)
-        } else {
+        let skip = if results.first() == Some(&true) {
             truth.as_ref().err().copied()
+        } else {
+            Some(Skip::DatasetMismatch)
         };
         if let Some(skip) = skip {
             let name = serde_json::to_value(skip)?.as_str().unwrap_or_default().to_owned();

@@ -30,12 +30,12 @@ pub enum DeviceError {
 /// The device for `choice`.
 pub fn choose(choice: DeviceChoice) -> Result<Device, DeviceError> {
     let cuda = || Device::new_cuda(0).map_err(|e| DeviceError::Unavailable(e.to_string()));
+    let built = candle_core::utils::cuda_is_available();
     match choice {
-        DeviceChoice::Cpu => Ok(Device::Cpu),
-        DeviceChoice::Cuda if candle_core::utils::cuda_is_available() => cuda(),
+        DeviceChoice::Cuda if built => cuda(),
         DeviceChoice::Cuda => Err(DeviceError::NotBuilt),
-        DeviceChoice::Auto if candle_core::utils::cuda_is_available() => Ok(cuda().unwrap_or(Device::Cpu)),
-        DeviceChoice::Auto => Ok(Device::Cpu),
+        DeviceChoice::Auto if built => Ok(cuda().unwrap_or(Device::Cpu)),
+        DeviceChoice::Cpu | DeviceChoice::Auto => Ok(Device::Cpu),
     }
 }
 

@@ -421,6 +421,7 @@ async fn run(
     let project_modules: Vec<String> = project.as_ref().map_or_else(Vec::new, |p| {
         p.python_files().map(|f| super::chunk::module_name(&f.path)).collect()
     });
+    let project_ref = project.clone();
     let contexts = match project {
         Some(project) if config.on(Stage::Context) => find_contexts(report, project, deps, config, events).await,
         Some(_) => {
@@ -489,6 +490,7 @@ async fn run(
         let context_number = if context.is_some() { index as u32 + 1 } else { 0 };
         let input = GenInput {
             project_modules: &project_modules,
+            project: project_ref.as_deref(),
             report,
             restructured: &restructured,
             plan: &steps,

@@ -522,22 +522,46 @@ pub async fn run_suite(
     let config = Arc::new(config);
     let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
     let mut tasks = tokio::task::JoinSet::new();
+    // What a case that panics is still reported with, by task id.
+    let mut spawned = std::collections::HashMap::new();
     for (index, case) in cases.into_iter().enumerate() {
         let (config, unavailable, permits) = (config.clone(), unavailable.clone(), permits.clone());
-        tasks.spawn(async move {
+        let (name, truth) = (case.name.clone(), case.truth.clone());
+        let handle = tasks.spawn(async move {
             let _permit = permits.acquire_owned().await.expect("the semaphore is never closed");
-            (index, run_case(Arc::new(case), config, unavailable).await)
+            run_case(Arc::new(case), config, unavailable).await
         });
+        spawned.insert(handle.id(), (index, name, truth));
     }
     let mut results = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok((index, result)) => {
-                on_case(&result);
-                results.push((index, result));
+    while let Some(joined) = tasks.join_next_with_id().await {
+        let (id, result) = match joined {
+            Ok((id, result)) => (id, result),
+            Err(e) => {
+                let Some((_, name, truth)) = spawned.get(&e.id()) else {
+                    continue;
+                };
+                let result = CaseResult {
+                    case: name.clone(),
+                    requires: truth.requires.clone(),
+                    symptom: SymptomResult {
+                        expected: truth.symptom,
+                        rules: SymptomClass::Unknown,
+                        llm: None,
+                    },
+                    retrieval: None,
+                    training_loops: None,
+                    runs: Vec::new(),
+                    skipped: None,
+                    error: Some(format!("the case stopped with a panic: {e}")),
+                    elapsed_ms: 0,
+                };
+                (e.id(), result)
             }
-            Err(e) => tracing::error!(%e, "a benchmark case panicked"),
-        }
+        };
+        on_case(&result);
+        let index = spawned.get(&id).map_or(usize::MAX, |(index, _, _)| *index);
+        results.push((index, result));
     }
     results.sort_by_key(|(index, _)| *index);
     results.into_iter().map(|(_, result)| result).collect()

@@ -25,6 +25,7 @@ use replayground_shared::repro::{
 use super::checks::{RuffDiagnostic, RunObservation};
 use super::chunk::parse;
 use super::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
+use super::project::{Project, SourceFile};
 use super::report::{code_snippets, looks_like_python};
 use crate::sandbox::Termination;
 
@@ -45,6 +46,8 @@ pub struct GenInput<'a> {
     /// The project's own modules (`train`, `pkg.data`, `pkg`): their imports are inlined
     /// by the context, never installed packages.
     pub project_modules: &'a [String],
+    /// The project itself, whose modules a candidate inlines instead of importing.
+    pub project: Option<&'a Project>,
 }
 
 /// What the checks said about the previous candidate.
@@ -582,13 +585,11 @@ fn drive_context(code: &mut String, context_code: &str, shape: &[usize]) -> Opti
         if name.starts_with("test") || !defines(code, name) {
             continue;
         }
-        let called = Regex::new(&format!(r"(?m)^(?:[^#\n]*[^\w#\n.])?{}\s*\(", regex::escape(name)))
-            .map(|r| {
-                r.find_iter(&strip_strings(code))
-                    .filter(|m| !m.as_str().trim_start().starts_with("def "))
-                    .count()
-            })
-            .unwrap_or(0);
+        let called = Regex::new(&format!(r"(?m)^(?:[^#\n]*[^\w#\n.])?{}\s*\(", regex::escape(name))).map_or(0, |r| {
+            r.find_iter(&strip_strings(code))
+                .filter(|m| !m.as_str().trim_start().starts_with("def "))
+                .count()
+        });
         if called > 0 {
             continue;
         }
@@ -600,9 +601,16 @@ fn drive_context(code: &mut String, context_code: &str, shape: &[usize]) -> Opti
             let param = param.split(':').next().unwrap_or(param).trim();
             let value = synthetic_definition(param, shape)
                 .and_then(|d| d.split_once(" = ").map(|(_, v)| v.to_owned()))
-                .unwrap_or_else(|| format!("np.random.default_rng(2).standard_normal({})", shape_literal(shape)));
+                // A short generic name (`x`, `z`, `a`) takes an array; a model or a config cannot be made up.
+                .or_else(|| {
+                    (param.len() <= 2)
+                        .then(|| format!("np.random.default_rng(2).standard_normal({})", shape_literal(shape)))
+                });
             args.push(value);
         }
+        let Some(args) = args.into_iter().collect::<Option<Vec<String>>>() else {
+            continue;
+        };
         calls.push(format!("result_{name} = {name}({})", args.join(", ")));
     }
     let start = calls.len().saturating_sub(2);
@@ -636,9 +644,85 @@ fn is_project_module(module: &str, modules: &[String]) -> bool {
             .any(|m| m == module || m.rsplit('.').next() == Some(module) || m.split('.').next() == Some(module))
 }
 
-/// Removes imports of the project's own modules, whose code the context inlines, and
-/// turns `module.name` into `name`.
-fn detach_project_imports(code: &mut String, modules: &[String]) -> Option<String> {
+/// The project file a module name (maybe relative) stands for.
+fn module_file<'p>(project: &'p Project, module: &str) -> Option<&'p SourceFile> {
+    let path = module.trim_start_matches('.').replace('.', "/");
+    if path.is_empty() {
+        return None;
+    }
+    let (file, package) = (format!("{path}.py"), format!("{path}/__init__.py"));
+    project
+        .python_files()
+        .find(|f| f.path == file || f.path == package)
+        .or_else(|| {
+            let (file, package) = (format!("/{file}"), format!("/{package}"));
+            project
+                .python_files()
+                .find(|f| f.path.ends_with(&file) || f.path.ends_with(&package))
+        })
+}
+
+/// Removes the `if __name__ == "__main__":` blocks of an inlined file.
+fn without_main_blocks(text: &str) -> String {
+    let mut copy = text.to_owned();
+    if hoist_main_blocks(&mut copy).is_none() {
+        return copy;
+    }
+    copy.split("\n# replayground: the entry point, after every definition\n")
+        .next()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Inlines the project modules that `code` imports (each file once, dependencies first,
+/// their entry points dropped) until no project import is left; at most 20 files.
+fn detach_project_imports(code: &mut String, modules: &[String], project: Option<&Project>) -> Option<String> {
+    let mut edits = Vec::new();
+    let mut inlined: Vec<String> = Vec::new();
+    for _ in 0..20 {
+        let mut needed: Vec<String> = Vec::new();
+        let Some(edit) = detach_imports_once(code, modules, |module| {
+            if let Some(file) = project.and_then(|p| module_file(p, module)) {
+                needed.push(file.path.clone());
+            }
+        }) else {
+            break;
+        };
+        edits.push(edit);
+        let Some(project) = project else { break };
+        let mut prefix = String::new();
+        for path in needed {
+            if inlined.contains(&path) || code.contains(&format!("# --- {path} ---")) {
+                continue;
+            }
+            if let Some(file) = project.file(&path) {
+                let _ = write!(
+                    prefix,
+                    "# --- {path} ---\n{}\n\n",
+                    without_main_blocks(&file.text).trim_end()
+                );
+                inlined.push(path);
+            }
+        }
+        if prefix.is_empty() {
+            continue;
+        }
+        // Dependencies go above the code that imports them; their imports stay on top.
+        let at = after_imports(code);
+        let (head, tail) = code.split_at(at);
+        *code = format!("{head}{prefix}{tail}");
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    if !inlined.is_empty() {
+        edits.push(format!("inlined the project's module(s) {}", inlined.join(", ")));
+    }
+    Some(edits.join("; "))
+}
+
+/// One pass of [`detach_project_imports`]: removes the project imports, reporting each module.
+fn detach_imports_once(code: &mut String, modules: &[String], mut found: impl FnMut(&str)) -> Option<String> {
     static FROM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*from\s+(\.*[\w.]*)\s+import\s+(.*)$"));
     static IMPORT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*$"));
     if modules.is_empty() {
@@ -654,11 +738,13 @@ fn detach_project_imports(code: &mut String, modules: &[String]) -> Option<Strin
             continue;
         }
         if let Some(c) = FROM.captures(line).filter(|c| is_project_module(&c[1], modules)) {
+            found(&c[1]);
             removed.push(c[1].to_owned());
             open_paren = c[2].contains('(') && !c[2].contains(')');
             continue;
         }
         if let Some(c) = IMPORT.captures(line).filter(|c| is_project_module(&c[1], modules)) {
+            found(&c[1]);
             removed.push(c[1].to_owned());
             aliases.push(c.get(2).map_or_else(|| c[1].to_owned(), |a| a.as_str().to_owned()));
             continue;
@@ -718,7 +804,10 @@ fn hoist_main_blocks(code: &mut String) -> Option<String> {
         kept.push('\n');
     }
     let edit = if blocks.len() > 1 {
-        format!("moved the entry point to the end and dropped {} other file(s)' entry points", blocks.len() - 1)
+        format!(
+            "moved the entry point to the end and dropped {} other file(s)' entry points",
+            blocks.len() - 1
+        )
     } else {
         "moved the entry point (`if __name__ == \"__main__\"`) to the end".to_owned()
     };
@@ -741,7 +830,7 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
     let shape = inferred_shape(&text);
     let has_context = input.context.is_some();
     let actions: [&EditAction<'_>; 12] = [
-        &|code| detach_project_imports(code, input.project_modules),
+        &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| if has_context { hoist_main_blocks(code) } else { None },
         &strip_notebook,
         &dedent,
@@ -859,7 +948,7 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
         .filter(|d| d.code.as_deref() == Some("F821"))
         .filter_map(|d| d.message.split('`').nth(1).map(str::to_owned))
         .collect();
-    if let Some(edit) = detach_project_imports(&mut code, input.project_modules) {
+    if let Some(edit) = detach_project_imports(&mut code, input.project_modules, input.project) {
         edits.push(edit);
     }
     if let Some(t) = feedback
@@ -1025,6 +1114,7 @@ mod tests {
     fn input_for(report: &BugReport, restructured: &RestructuredReport) -> Candidate {
         rule_candidate(&GenInput {
             project_modules: &[],
+            project: None,
             report,
             restructured,
             plan: &[],
@@ -1103,6 +1193,7 @@ mod tests {
         let r = restructure_rules(&report);
         let input = GenInput {
             project_modules: &[],
+            project: None,
             report: &report,
             restructured: &r,
             plan: &[],
@@ -1172,7 +1263,7 @@ mod tests {
     fn project_imports_are_inlined_and_the_entry_point_goes_last() {
         let modules = vec!["train".to_owned(), "pkg.data".to_owned(), "losses".to_owned()];
         let mut code = "# --- train.py ---\nimport numpy as np\nfrom losses import (\n    bce,\n)\nimport pkg.data as data\nfrom .model import Net\n\ndef fit(X):\n    return data.load(X)\n\nif __name__ == \"__main__\":\n    fit(np.ones(3))\n\n# --- losses.py ---\ndef bce(p):\n    return p\n\nif __name__ == '__main__':\n    print(bce(1))\n".to_owned();
-        let edit = detach_project_imports(&mut code, &modules).unwrap();
+        let edit = detach_project_imports(&mut code, &modules, None).unwrap();
         assert!(edit.contains("losses") && edit.contains("pkg.data"), "{edit}");
         assert!(
             !code.contains("from losses") && !code.contains("bce,") && !code.contains("from .model"),
@@ -1185,6 +1276,32 @@ mod tests {
         hoist_main_blocks(&mut code).unwrap();
         assert!(code.trim_end().ends_with("fit(np.ones(3))"), "{code}");
         assert!(!code.contains("__main__") && !code.contains("print(bce(1))"), "{code}");
+        assert!(crate::repro::checks::structural(&code).passed, "{code}");
+    }
+
+    #[test]
+    fn imported_project_modules_are_inlined_dependencies_first() {
+        let project = Project {
+            files: vec![
+                SourceFile { path: "config.py".into(), text: "CONFIG = {\"learning_rate\": 0.1}\n".into() },
+                SourceFile {
+                    path: "pkg/trainer.py".into(),
+                    text: "from config import CONFIG\n\nclass Trainer:\n    def __init__(self):\n        self.lr = CONFIG[\"lr\"]\n\nif __name__ == \"__main__\":\n    Trainer()\n".into(),
+                },
+            ],
+            notes: vec![],
+        };
+        let modules = vec!["config".to_owned(), "pkg.trainer".to_owned()];
+        let mut code = "import numpy as np\nfrom pkg.trainer import Trainer\n\nTrainer()\n".to_owned();
+        let edit = detach_project_imports(&mut code, &modules, Some(&project)).unwrap();
+        assert!(
+            edit.contains("inlined the project's module(s) pkg/trainer.py, config.py"),
+            "{edit}"
+        );
+        let config = code.find("CONFIG = ").unwrap();
+        let trainer = code.find("class Trainer").unwrap();
+        assert!(config < trainer && trainer < code.rfind("Trainer()").unwrap(), "{code}");
+        assert!(!code.contains("__main__") && !code.contains("from config"), "{code}");
         assert!(crate::repro::checks::structural(&code).passed, "{code}");
     }
 

@@ -30,7 +30,9 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn is_python(&self) -> bool {
-        Path::new(&self.path).extension().is_some_and(|extension| extension.eq_ignore_ascii_case("py"))
+        Path::new(&self.path)
+            .extension()
+            .is_some_and(|extension| extension.eq_ignore_ascii_case("py"))
     }
 }
 
@@ -276,7 +278,11 @@ impl Project {
             Some(Format::Zip) => read_zip(&mut collector, bytes),
             Some(Format::TarGz) => read_tar(&mut collector, flate2::read::GzDecoder::new(bytes)),
             Some(Format::Tar) => read_tar(&mut collector, bytes),
-            None => return Err(ProjectError::NotAnArchive { name: file_name.to_owned() }),
+            None => {
+                return Err(ProjectError::NotAnArchive {
+                    name: file_name.to_owned(),
+                });
+            }
         };
         read.map_err(|error| match error {
             ArchiveError::Project(error) => error,
