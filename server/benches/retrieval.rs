@@ -1,4 +1,4 @@
-//! The reproduction agent's context stage on the fixture project (12 files): one query
+//! The reproduction agent's context stage on the fixture project (11 Python files): one query
 //! ranked by BM25 alone (the baseline) against the hybrid ranking (query embedding, HNSW,
 //! cosine rerank), and embedding time per chunk, alone and in batches of 16.
 //! The dense benchmarks need the model from `cargo xtask setup`; without it only BM25 runs.

@@ -64,7 +64,7 @@ async fn run(suite: Suite, samples: usize, temperature: f64) -> CruxEvalReport {
             temperature,
             top_p: Some(0.95),
             seed: 5,
-            max_tokens: 128,
+            max_tokens: 48,
         },
         rollout: Rollout::StepReturn,
         max_rollout_steps: 8,
@@ -141,13 +141,13 @@ async fn next_state_reports_are_identical_run_to_run() {
     let trajectories = eval::load_trajectories(&corpus.path().join("heldout.jsonl")).unwrap();
     let mut debugger = NeuralDebugger::load(&model_dir()).unwrap();
     let mut report = || {
-        let r = eval::next_state(&mut debugger, &trajectories, 12, &Sampling::default(), &mut |_, _| {}).unwrap();
+        let r = eval::next_state(&mut debugger, &trajectories, 8, &Sampling::default(), &mut |_, _| {}).unwrap();
         serde_json::to_string(&r).unwrap()
     };
     let (first, second) = (report(), report());
     assert_eq!(first, second);
     let parsed: serde_json::Value = serde_json::from_str(&first).unwrap();
-    assert_eq!(parsed["n"], 12);
+    assert_eq!(parsed["n"], 8);
     // Every `..` the decoder allows resolves: failures can only be answers cut by the budget.
     let reasons = parsed["parse_failure_reasons"].as_object().unwrap();
     assert!(reasons.keys().all(|k| k == "token_budget"), "{reasons:?}");

@@ -117,7 +117,7 @@ impl SymptomClass {
         Self::Unknown,
     ];
 
-    /// The snake_case name used on the wire and in reports.
+    /// The `snake_case` name used on the wire and in reports.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Crash => "crash",

@@ -26,7 +26,7 @@ use super::checks::{RuffDiagnostic, RunObservation};
 use super::chunk::parse;
 use super::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
 use super::project::{Project, SourceFile};
-use super::report::{code_snippets, looks_like_python};
+use super::report::{code_snippets, looks_like_python, report_text};
 use crate::sandbox::Termination;
 
 /// A candidate script and the edits or reasons behind it.
@@ -258,8 +258,9 @@ fn dedent(code: &mut String) -> Option<String> {
     Some(format!("removed a common indentation of {indent} spaces"))
 }
 
-/// Obvious deprecated APIs and their replacements.
-fn migrate_deprecated(code: &mut String) -> Option<String> {
+/// Obvious deprecated APIs and their replacements, except an API whose removal is the
+/// reported error itself (`module 'numpy' has no attribute 'float'`): that is the bug.
+fn migrate_deprecated(code: &mut String, report: &str) -> Option<String> {
     static RULES: LazyLock<Vec<(Regex, &'static str, &'static str)>> = LazyLock::new(|| {
         vec![
             (re(r"\bnp\.float\b"), "float", "np.float → float"),
@@ -280,6 +281,16 @@ fn migrate_deprecated(code: &mut String) -> Option<String> {
     });
     let mut done = Vec::new();
     for (pattern, replacement, what) in RULES.iter() {
+        let name = what
+            .split(' ')
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("np.")
+            .trim_start_matches('.');
+        let name = name.split(['(', '[']).next().unwrap_or(name);
+        if report.contains(&format!("attribute '{name}'")) {
+            continue;
+        }
         if pattern.is_match(code) {
             *code = pattern.replace_all(code, *replacement).into_owned();
             done.push(*what);
@@ -829,12 +840,18 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
     );
     let shape = inferred_shape(&text);
     let has_context = input.context.is_some();
+    let report_words = format!(
+        "{}\n{}\n{}",
+        input.restructured.problem,
+        input.restructured.observed,
+        report_text(input.report)
+    );
     let actions: [&EditAction<'_>; 12] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| if has_context { hoist_main_blocks(code) } else { None },
         &strip_notebook,
         &dedent,
-        &migrate_deprecated,
+        &|code| migrate_deprecated(code, &report_words),
         &|code| synthesize_data(code, &shape),
         &|code| shrink_loops(code, 100, 10_000),
         &|code| {
@@ -886,6 +903,39 @@ fn synthetic_definition(name: &str, shape: &[usize]) -> Option<String> {
     } else {
         None
     }
+}
+
+/// A top-level definition of `name` in the project: a one-line assignment, or a whole
+/// `def` / `class` block, with the file it came from.
+fn project_definition(project: &Project, name: &str) -> Option<String> {
+    let n = regex::escape(name);
+    let assignment = Regex::new(&format!(r"(?m)^{n}\s*(?::[^=\n]*)?=[^=\n][^\n]*$")).ok()?;
+    let block = Regex::new(&format!(r"(?m)^(?:def|class)\s+{n}\b")).ok()?;
+    for file in project.python_files() {
+        if let Some(m) = assignment.find(&file.text) {
+            let line = m.as_str().trim_end();
+            // Only a complete one-line value: an open bracket would need the lines after it.
+            let opens = line.matches(['(', '[', '{']).count();
+            let closes = line.matches([')', ']', '}']).count();
+            if opens == closes {
+                return Some(format!("{line}  # from {}", file.path));
+            }
+        }
+        if let Some(m) = block.find(&file.text) {
+            let rest = &file.text[m.start()..];
+            let mut lines = rest.lines();
+            let mut text = lines.next().unwrap_or("").to_owned();
+            for line in lines {
+                if !line.trim().is_empty() && !line.starts_with([' ', '\t']) {
+                    break;
+                }
+                text.push('\n');
+                text.push_str(line);
+            }
+            return Some(format!("# from {}\n{}", file.path, text.trim_end()));
+        }
+    }
+    None
 }
 
 /// The rows of the first syntax error: its ERROR node (or the MISSING node's line).
@@ -969,6 +1019,8 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
         }
         if let Some(line) = import_for(name) {
             imports.push(line);
+        } else if let Some(definition) = input.project.and_then(|p| project_definition(p, name)) {
+            definitions.push(definition);
         } else if let Some(definition) = synthetic_definition(name, &shape) {
             definitions.push(definition);
         }
@@ -1303,6 +1355,37 @@ mod tests {
         assert!(config < trainer && trainer < code.rfind("Trainer()").unwrap(), "{code}");
         assert!(!code.contains("__main__") && !code.contains("from config"), "{code}");
         assert!(crate::repro::checks::structural(&code).passed, "{code}");
+    }
+
+    #[test]
+    fn a_removed_api_that_is_the_bug_is_kept() {
+        let mut code = "x = np.float(1)\ny = np.int(2)\n".to_owned();
+        let edit = migrate_deprecated(&mut code, "AttributeError: module 'numpy' has no attribute 'float'").unwrap();
+        assert_eq!(code, "x = np.float(1)\ny = int(2)\n");
+        assert!(edit.contains("np.int") && !edit.contains("np.float"), "{edit}");
+    }
+
+    #[test]
+    fn undefined_names_are_found_in_the_project() {
+        let project = Project {
+            files: vec![SourceFile {
+                path: "featurize/helpers.py".into(),
+                text:
+                    "import numpy as np\nN_FEATURES = 4\nBIG = [\n  1,\n]\n\ndef scale(x):\n    return x * 2\n\nY = 1\n"
+                        .into(),
+            }],
+            notes: vec![],
+        };
+        assert_eq!(
+            project_definition(&project, "N_FEATURES").unwrap(),
+            "N_FEATURES = 4  # from featurize/helpers.py"
+        );
+        assert_eq!(
+            project_definition(&project, "scale").unwrap(),
+            "# from featurize/helpers.py\ndef scale(x):\n    return x * 2"
+        );
+        assert!(project_definition(&project, "BIG").is_none());
+        assert!(project_definition(&project, "missing").is_none());
     }
 
     #[test]

@@ -76,6 +76,11 @@ pub enum ProjectError {
     },
 }
 
+/// Hidden files and folders, caches and installed packages: not the project's own code.
+fn is_skipped_folder(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "site-packages" | "venv")
+}
+
 /// Which archive format the bytes are, from their magic numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -138,7 +143,7 @@ impl Collector {
         self.seen.push(path.to_owned());
         let hidden = path
             .split('/')
-            .any(|part| part.starts_with('.') || part == "__pycache__" || part == "node_modules");
+            .any(is_skipped_folder);
         if hidden {
             return Wanted::Skip;
         }
@@ -379,7 +384,7 @@ fn walk(collector: &mut Collector, dir: &Path, prefix: &str) -> Result<(), Proje
     for entry in entries {
         collector.count_entry()?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || name == "__pycache__" || name == "node_modules" {
+        if is_skipped_folder(&name) {
             continue;
         }
         let path = entry.path();

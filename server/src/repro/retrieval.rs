@@ -76,6 +76,7 @@ pub fn identifier_parts(word: &str) -> Vec<String> {
     for piece in word.split('_').filter(|piece| !piece.is_empty()) {
         let chars: Vec<char> = piece.chars().collect();
         let mut current = String::new();
+        let mut piece_parts = Vec::new();
         for (i, &c) in chars.iter().enumerate() {
             let boundary = i > 0 && {
                 let previous = chars[i - 1];
@@ -85,12 +86,21 @@ pub fn identifier_parts(word: &str) -> Vec<String> {
                     || (previous.is_alphabetic() != c.is_alphabetic())
             };
             if boundary && !current.is_empty() {
-                parts.push(std::mem::take(&mut current).to_lowercase());
+                piece_parts.push(std::mem::take(&mut current).to_lowercase());
             }
             current.push(c);
         }
         if !current.is_empty() {
-            parts.push(current.to_lowercase());
+            piece_parts.push(current.to_lowercase());
+        }
+        // `NaN`, `getX`: one-letter parts are not words, so the piece stays whole.
+        let single_letter = piece_parts
+            .iter()
+            .any(|part| part.len() == 1 && part.chars().all(char::is_alphabetic));
+        if single_letter && piece_parts.len() > 1 {
+            parts.push(piece.to_lowercase());
+        } else {
+            parts.extend(piece_parts);
         }
     }
     parts
@@ -408,6 +418,7 @@ mod tests {
         assert_eq!(identifier_parts("CrossEntropyLoss"), ["cross", "entropy", "loss"]);
         assert_eq!(identifier_parts("HTTPServer2"), ["http", "server", "2"]);
         assert_eq!(identifier_parts("__init__"), ["init"]);
+        assert_eq!(identifier_parts("NaN"), ["nan"]);
         let words = CodeTokenizer::words("self.optimizer.zero_grad() # NaN");
         assert_eq!(words, ["optimizer", "zerograd", "zero", "grad", "nan"]);
     }
