@@ -403,14 +403,20 @@ pub async fn predict_streaming(
             Some(SocketEvent::Message(text)) => text,
             Some(SocketEvent::OpenTimedOut) => continue,
             Some(SocketEvent::Closed(reason)) if !reason.is_empty() => return Err(RunError::Server(reason)),
-            _ => return Err(RunError::Network("the connection closed during the prediction".to_owned())),
+            _ => {
+                return Err(RunError::Network(
+                    "the connection closed during the prediction".to_owned(),
+                ));
+            }
         };
         match read_server_message(&text)? {
             Incoming::Welcome(neural) => {
                 if !neural.available {
-                    return Err(RunError::Server(neural.reason.unwrap_or_else(|| {
-                        "Neural mode is off on this server.".to_owned()
-                    })));
+                    return Err(RunError::Server(
+                        neural
+                            .reason
+                            .unwrap_or_else(|| "Neural mode is off on this server.".to_owned()),
+                    ));
                 }
                 on_progress(PredictProgress::Model(neural.model.unwrap_or_default()));
                 socket.send(&ClientMessage::Predict {
@@ -530,11 +536,7 @@ fn read_server_message(text: &str) -> Result<Incoming, RunError> {
     let envelope: Envelope = serde_json::from_str(text).map_err(unreadable)?;
     let job = envelope.job.unwrap_or_default();
     Ok(match envelope.kind.as_str() {
-        "welcome" => Incoming::Welcome(
-            serde_json::from_str::<WelcomeBody>(text)
-                .map_err(unreadable)?
-                .neural,
-        ),
+        "welcome" => Incoming::Welcome(serde_json::from_str::<WelcomeBody>(text).map_err(unreadable)?.neural),
         "predict_token" => {
             let TokenBody { sample, text } = serde_json::from_str(text).map_err(unreadable)?;
             Incoming::PredictToken { job, sample, text }

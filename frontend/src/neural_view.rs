@@ -123,7 +123,11 @@ pub fn compare(predicted: &State, real: &State) -> Vec<FieldRow> {
             push(name.clone(), Some(value.clone()), None);
         }
     }
-    let kind = if real.value.is_some() { real.event } else { predicted.event };
+    let kind = if real.value.is_some() {
+        real.event
+    } else {
+        predicted.event
+    };
     let label = if kind == StopKind::Exception {
         "exception"
     } else {
@@ -154,13 +158,19 @@ fn line_of(tree: &StateTree, stop: Stop) -> Option<u32> {
 // Leptos hands props over by value.
 #[allow(clippy::needless_pass_by_value)]
 #[component]
-pub fn NeuralPanel(session: Arc<Session>, mode: NeuralMode, breakpoints: RwSignal<std::collections::BTreeSet<u32>>) -> impl IntoView {
+pub fn NeuralPanel(
+    session: Arc<Session>,
+    mode: NeuralMode,
+    breakpoints: RwSignal<std::collections::BTreeSet<u32>>,
+) -> impl IntoView {
     let panel = RwSignal::new(PanelState::default());
     let running = StoredValue::new_local(None::<CancelRun>);
     let predict_session = Arc::clone(&session);
     // Each step while neural mode is on asks the model for the same action.
     Effect::new(move |_| {
-        let Some((from, action)) = mode.last_step.get() else { return };
+        let Some((from, action)) = mode.last_step.get() else {
+            return;
+        };
         if !mode.on.get_untracked() || matches!(action, Action::Jump(_)) {
             return;
         }
@@ -278,8 +288,14 @@ fn summary(p: &PanelState) -> Summary {
             ..Summary::default()
         };
     };
-    let from = p.from_line.map_or_else(|| "the end".to_owned(), |l| format!("line {l}"));
-    let model = if p.model.is_empty() { String::new() } else { format!(" ({})", p.model) };
+    let from = p
+        .from_line
+        .map_or_else(|| "the end".to_owned(), |l| format!("line {l}"));
+    let model = if p.model.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", p.model)
+    };
     let mut out = Summary {
         heading: format!("Model{model}: {} from {from}", action.name().replace('_', " ")),
         ..Summary::default()
@@ -303,9 +319,16 @@ fn summary(p: &PanelState) -> Summary {
         out.status = (
             "neural-verdict",
             "neural-verdict",
-            format!("{consistent} of {} candidates are consistent with the real run.", end.predictions.len()),
+            format!(
+                "{consistent} of {} candidates are consistent with the real run.",
+                end.predictions.len()
+            ),
         );
-        out.real = ("Real previous line ", line(Some(&end.actual)), describe_state(&end.actual));
+        out.real = (
+            "Real previous line ",
+            line(Some(&end.actual)),
+            describe_state(&end.actual),
+        );
         out.list = "neural-candidates";
         out.rows = end
             .predictions
@@ -365,7 +388,11 @@ fn summary(p: &PanelState) -> Summary {
             format!("✗ {wrong} field(s) differ from the real run.")
         }
     };
-    let class = if prediction.matches { "neural-verdict ok" } else { "neural-verdict bad" };
+    let class = if prediction.matches {
+        "neural-verdict ok"
+    } else {
+        "neural-verdict bad"
+    };
     out.status = (class, "neural-verdict", verdict);
     if !fields.is_empty() {
         out.list = "neural-compare";
@@ -406,16 +433,21 @@ fn panel_body(p: &PanelState) -> impl IntoView + use<> {
     } = summary(p);
     let rows = rows
         .into_iter()
-        .map(|Row { class, cells: [a, b, c, d] }| {
-            view! {
-                <li class=class>
-                    <span>{a}</span>
-                    <code>{b}</code>
-                    <code>{c}</code>
-                    <span>{d}</span>
-                </li>
-            }
-        })
+        .map(
+            |Row {
+                 class,
+                 cells: [a, b, c, d],
+             }| {
+                view! {
+                    <li class=class>
+                        <span>{a}</span>
+                        <code>{b}</code>
+                        <code>{c}</code>
+                        <span>{d}</span>
+                    </li>
+                }
+            },
+        )
         .collect_view();
     let (no_real, no_predicted, no_tokens) = (real_line.is_empty(), predicted_line.is_empty(), tokens.is_empty());
     view! {
@@ -481,7 +513,11 @@ mod tests {
         );
     }
 
-    fn prediction(state: Option<State>, matches: bool, consistent: Option<bool>) -> replayground_shared::protocol::Prediction {
+    fn prediction(
+        state: Option<State>,
+        matches: bool,
+        consistent: Option<bool>,
+    ) -> replayground_shared::protocol::Prediction {
         replayground_shared::protocol::Prediction {
             sample: 0,
             text: "<|line|>9 1 f <|vars|>{".into(),
@@ -518,14 +554,22 @@ mod tests {
         assert_eq!(done.note, "30 tokens in 200 ms (150 tokens/s)");
         assert_eq!(done.list, "neural-compare");
         assert_eq!(done.rows[0].class, "head");
-        assert!(done.rows.iter().any(|r| r.cells[0] == "line" && r.class == "field-differs"));
+        assert!(
+            done.rows
+                .iter()
+                .any(|r| r.cells[0] == "line" && r.class == "field-differs")
+        );
         // A parse failure shows the raw text and counts as wrong.
         panel.result = Some(Ok(PredictEnd {
             predictions: vec![prediction(None, false, None)],
             actual: real.clone(),
         }));
         let failed = summary(&panel);
-        assert!(failed.status.2.contains("Parse failure (cut after 3 tokens)"), "{}", failed.status.2);
+        assert!(
+            failed.status.2.contains("Parse failure (cut after 3 tokens)"),
+            "{}",
+            failed.status.2
+        );
         assert_eq!(failed.predicted_line, "—");
         assert!(!failed.tokens.is_empty() && failed.rows.is_empty());
         // Reverse: every candidate is marked.
@@ -540,10 +584,16 @@ mod tests {
         let reverse = summary(&panel);
         assert_eq!(reverse.status.2, "1 of 2 candidates are consistent with the real run.");
         assert_eq!(reverse.list, "neural-candidates");
-        assert_eq!(reverse.rows.iter().map(|r| r.class.as_str()).collect::<Vec<_>>(), ["ok", "bad"]);
+        assert_eq!(
+            reverse.rows.iter().map(|r| r.class.as_str()).collect::<Vec<_>>(),
+            ["ok", "bad"]
+        );
         assert_eq!(reverse.rows[0].cells[3], "the real previous state");
         panel.result = Some(Err("Neural mode is off.".into()));
-        assert_eq!(summary(&panel).status, ("error", "neural-error", "Neural mode is off.".to_owned()));
+        assert_eq!(
+            summary(&panel).status,
+            ("error", "neural-error", "Neural mode is off.".to_owned())
+        );
     }
 
     #[test]
@@ -551,12 +601,22 @@ mod tests {
         let real = state(StopKind::Return, 2, 1, &[], Some("3"));
         let predicted = state(StopKind::Line, 2, 1, &[], None);
         let rows = compare(&predicted, &real);
-        assert_eq!(rows.last().map(|r| (r.field.as_str(), r.verdict)), Some(("return value", FieldMatch::Missing)));
+        assert_eq!(
+            rows.last().map(|r| (r.field.as_str(), r.verdict)),
+            Some(("return value", FieldMatch::Missing))
+        );
         let raised = state(StopKind::Exception, 2, 1, &[], Some("ValueError()"));
         let rows = compare(&raised, &real);
-        assert!(rows.iter().any(|r| r.field == "return value" && r.verdict == FieldMatch::Differs));
+        assert!(
+            rows.iter()
+                .any(|r| r.field == "return value" && r.verdict == FieldMatch::Differs)
+        );
         let globals = state(StopKind::Line, 1, 0, &[("a", "1")], None);
-        assert!(compare(&globals, &globals).iter().all(|r| r.verdict == FieldMatch::Equal));
+        assert!(
+            compare(&globals, &globals)
+                .iter()
+                .all(|r| r.verdict == FieldMatch::Equal)
+        );
         assert!(compare(&globals, &globals).iter().any(|r| r.field == "a"));
     }
 }

@@ -627,7 +627,8 @@ mod tests {
         token.set_seq(9);
         assert_eq!((token.seq(), token.job()), (9, Some(4)));
         // A welcome from a server without neural mode still parses.
-        let old: ServerMessage = serde_json::from_str(r#"{"type":"welcome","seq":1,"protocol":1,"server":"x"}"#).unwrap();
+        let old: ServerMessage =
+            serde_json::from_str(r#"{"type":"welcome","seq":1,"protocol":1,"server":"x"}"#).unwrap();
         assert!(matches!(old, ServerMessage::Welcome { neural, .. } if !neural.available));
     }
 

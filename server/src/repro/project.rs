@@ -141,9 +141,7 @@ impl Collector {
     /// Decides whether a regular file at `path` (already checked safe) is read.
     fn wanted(&mut self, path: &str, size: u64) -> Wanted {
         self.seen.push(path.to_owned());
-        let hidden = path
-            .split('/')
-            .any(is_skipped_folder);
+        let hidden = path.split('/').any(is_skipped_folder);
         if hidden {
             return Wanted::Skip;
         }
