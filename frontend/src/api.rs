@@ -10,7 +10,9 @@ use replayground_shared::protocol::{
     TraceRequest as ProtocolTraceRequest,
 };
 use replayground_shared::{Event, Frame, Outcome, State, StateTree, TraceError, Value};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+use crate::wire::{WireMessage, required};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
@@ -22,12 +24,6 @@ pub const TRACE_URL: &str = "/api/trace";
 pub struct TraceRequest<'a> {
     pub code: &'a str,
     pub stdin: &'a str,
-}
-
-/// The body the server sends with a non-2xx status.
-#[derive(Debug, Clone, Deserialize)]
-pub struct ErrorBody {
-    pub error: String,
 }
 
 /// Why a run produced no trace, as a sentence the page shows as it is.
@@ -371,7 +367,7 @@ pub enum PredictProgress {
 }
 
 /// The end of a `predict` job: the candidates and the real state (`ServerMessage::PredictEnd`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PredictEnd {
     pub predictions: Vec<Prediction>,
     pub actual: State,
@@ -454,7 +450,7 @@ async fn post_instead(
 
 /// A server message as the run reads it (see `ServerMessage` in the shared protocol).
 ///
-/// Read in two steps, the `type` and then the body, rather than as the internally tagged
+/// Read through the flat [`WireMessage`] rather than as the internally tagged
 /// `ServerMessage`: serde buffers such an enum and compiles a second copy of every trace
 /// deserializer for the buffer, about 100 KiB of wasm.
 #[derive(Debug, PartialEq)]
@@ -490,75 +486,62 @@ enum Incoming {
     Other,
 }
 
-#[derive(Debug, Deserialize)]
-struct Envelope {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    job: Option<u64>,
-}
-
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, PartialEq)]
 struct ChunkBody {
     frames: Vec<Frame>,
-    #[serde(deserialize_with = "crate::wire::values")]
     values: Vec<Value>,
     events: Vec<Event>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, PartialEq)]
 struct EndBody {
     stdout: String,
     stderr: String,
-    #[serde(deserialize_with = "crate::wire::outcome")]
     outcome: Outcome,
 }
 
-#[derive(Debug, Deserialize)]
-struct ErrorMessageBody {
-    message: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct WelcomeBody {
-    #[serde(default)]
-    neural: NeuralCapability,
-}
-
-#[derive(Debug, Deserialize)]
-struct TokenBody {
-    sample: u32,
-    text: String,
-}
-
 fn read_server_message(text: &str) -> Result<Incoming, RunError> {
-    let unreadable = |e: serde_json::Error| RunError::Unreadable(e.to_string());
-    let envelope: Envelope = serde_json::from_str(text).map_err(unreadable)?;
-    let job = envelope.job.unwrap_or_default();
-    Ok(match envelope.kind.as_str() {
-        "welcome" => Incoming::Welcome(serde_json::from_str::<WelcomeBody>(text).map_err(unreadable)?.neural),
-        "predict_token" => {
-            let TokenBody { sample, text } = serde_json::from_str(text).map_err(unreadable)?;
-            Incoming::PredictToken { job, sample, text }
-        }
+    read_wire_message(text).map_err(|e| RunError::Unreadable(e.to_string()))
+}
+
+/// Reads any message through the one flat [`WireMessage`].
+fn read_wire_message(text: &str) -> Result<Incoming, serde_json::Error> {
+    let m: WireMessage = serde_json::from_str(text)?;
+    let job = m.job.unwrap_or_default();
+    Ok(match m.kind.as_str() {
+        "welcome" => Incoming::Welcome(m.neural.unwrap_or_default()),
+        "predict_token" => Incoming::PredictToken {
+            job,
+            sample: required(m.sample, "sample")?,
+            text: required(m.text, "text")?,
+        },
         "predict_end" => Incoming::PredictEnd {
             job,
-            end: serde_json::from_str(text).map_err(unreadable)?,
+            end: PredictEnd {
+                predictions: required(m.predictions, "predictions")?,
+                actual: required(m.actual, "actual")?,
+            },
         },
         "trace_start" => Incoming::TraceStart { job },
         "trace_chunk" => Incoming::TraceChunk {
             job,
-            chunk: serde_json::from_str(text).map_err(unreadable)?,
+            chunk: ChunkBody {
+                frames: required(m.frames, "frames")?,
+                values: required(m.values, "values")?,
+                events: required(m.events, "events")?,
+            },
         },
         "trace_end" => Incoming::TraceEnd {
             job,
-            end: serde_json::from_str(text).map_err(unreadable)?,
+            end: EndBody {
+                stdout: required(m.stdout, "stdout")?,
+                stderr: required(m.stderr, "stderr")?,
+                outcome: required(m.outcome, "outcome")?,
+            },
         },
         "cancelled" => Incoming::Cancelled { job },
         "error" => Incoming::Error {
-            message: serde_json::from_str::<ErrorMessageBody>(text)
-                .map_err(unreadable)?
-                .message,
+            message: required(m.message, "message")?,
         },
         _ => Incoming::Other,
     })
@@ -566,8 +549,8 @@ fn read_server_message(text: &str) -> Result<Incoming, RunError> {
 
 /// The server's own sentence when it sent `{"error": "..."}`, else the bare status.
 pub fn error_from_body(status: &str, body: &str) -> RunError {
-    match serde_json::from_str::<ErrorBody>(body) {
-        Ok(ErrorBody { error }) if !error.trim().is_empty() => RunError::Server(error),
+    match serde_json::from_str::<WireMessage>(body).map(|m| m.error) {
+        Ok(Some(error)) if !error.trim().is_empty() => RunError::Server(error),
         _ => RunError::Status(status.to_owned()),
     }
 }

@@ -16,6 +16,7 @@ use replayground_shared::{StateTree, Stop};
 use crate::api::{self, CancelRun, PredictEnd, PredictProgress};
 use crate::debugger::Session;
 use crate::stop_view::describe_state;
+use crate::syntax::push_escaped;
 
 /// Candidates sampled for a reverse action.
 pub const REVERSE_SAMPLES: u32 = 3;
@@ -242,9 +243,13 @@ pub fn NeuralPanel(
                 <kbd aria-hidden="true">"m"</kbd>
             </button>
             <Show when=move || mode.on.get()>
-                <section class="neural-panel" data-testid="neural-panel" aria-label="Neural debugger" aria-live="polite">
-                    {move || panel.with(panel_body)}
-                </section>
+                <section
+                    class="neural-panel"
+                    data-testid="neural-panel"
+                    aria-label="Neural debugger"
+                    aria-live="polite"
+                    inner_html=move || panel.with(panel_html)
+                />
             </Show>
         </div>
     }
@@ -420,7 +425,9 @@ fn speed(end: &PredictEnd) -> String {
     format!("{tokens} tokens in {ms} ms ({} tokens/s)", tokens * 1000 / ms.max(1))
 }
 
-fn panel_body(p: &PanelState) -> impl IntoView + use<> {
+/// The panel's contents as HTML: one string rather than a Leptos view per element, which
+/// costs the wasm bundle less.
+fn panel_html(p: &PanelState) -> String {
     let Summary {
         heading,
         status: (class, test_id, status),
@@ -431,42 +438,58 @@ fn panel_body(p: &PanelState) -> impl IntoView + use<> {
         rows,
         note,
     } = summary(p);
-    let rows = rows
-        .into_iter()
-        .map(
-            |Row {
-                 class,
-                 cells: [a, b, c, d],
-             }| {
-                view! {
-                    <li class=class>
-                        <span>{a}</span>
-                        <code>{b}</code>
-                        <code>{c}</code>
-                        <span>{d}</span>
-                    </li>
-                }
-            },
-        )
-        .collect_view();
-    let (no_real, no_predicted, no_tokens) = (real_line.is_empty(), predicted_line.is_empty(), tokens.is_empty());
-    view! {
-        <h3>{heading}</h3>
-        <p class=class data-testid=test_id>{status}</p>
-        <p class="neural-lines" hidden=no_real>
-            <span hidden=no_predicted>
-                "Predicted line "
-                <strong data-testid="neural-predicted-line">{predicted_line}</strong>
-            </span>
-            {real_label}
-            <strong data-testid="neural-real-line">{real_line}</strong>
-            " — "
-            {description}
-        </p>
-        <pre class="neural-tokens" data-testid="neural-tokens" hidden=no_tokens>{tokens}</pre>
-        <ul class=list data-testid=list hidden=list.is_empty()>{rows}</ul>
-        <p class="note">{note}</p>
+    let hidden = |yes: bool| if yes { " hidden" } else { "" };
+    let mut out = String::from("<h3>");
+    push_escaped(&mut out, &heading);
+    out.push_str("</h3><p class=\"");
+    out.push_str(class);
+    out.push_str("\" data-testid=\"");
+    out.push_str(test_id);
+    out.push_str("\">");
+    push_escaped(&mut out, &status);
+    out.push_str("</p><p class=\"neural-lines\"");
+    out.push_str(hidden(real_line.is_empty()));
+    out.push_str("><span");
+    out.push_str(hidden(predicted_line.is_empty()));
+    out.push_str(">Predicted line <strong data-testid=\"neural-predicted-line\">");
+    push_escaped(&mut out, &predicted_line);
+    out.push_str("</strong></span>");
+    push_escaped(&mut out, real_label);
+    out.push_str("<strong data-testid=\"neural-real-line\">");
+    push_escaped(&mut out, &real_line);
+    out.push_str("</strong> — ");
+    push_escaped(&mut out, &description);
+    out.push_str("</p><pre class=\"neural-tokens\" data-testid=\"neural-tokens\"");
+    out.push_str(hidden(tokens.is_empty()));
+    out.push('>');
+    push_escaped(&mut out, &tokens);
+    out.push_str("</pre><ul class=\"");
+    out.push_str(list);
+    out.push_str("\" data-testid=\"");
+    out.push_str(list);
+    out.push('"');
+    out.push_str(hidden(list.is_empty()));
+    out.push('>');
+    for Row { class, cells } in rows {
+        out.push_str("<li class=\"");
+        push_escaped(&mut out, &class);
+        out.push_str("\">");
+        for (i, cell) in cells.iter().enumerate() {
+            let tag = if i == 1 || i == 2 { "code" } else { "span" };
+            out.push('<');
+            out.push_str(tag);
+            out.push('>');
+            push_escaped(&mut out, cell);
+            out.push_str("</");
+            out.push_str(tag);
+            out.push('>');
+        }
+        out.push_str("</li>");
     }
+    out.push_str("</ul><p class=\"note\">");
+    push_escaped(&mut out, &note);
+    out.push_str("</p>");
+    out
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! structs here read the same JSON in one pass and convert; the tests hold them to the
 //! shared types' own serialisation.
 
+use replayground_shared::protocol::{NeuralCapability, Prediction};
 use replayground_shared::trace::{Binding, Limit, Shape};
-use replayground_shared::{Event, Frame, Outcome, Trace, Value, ValueId};
+use replayground_shared::{Event, Frame, Outcome, State, Trace, Value, ValueId};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
@@ -145,31 +146,58 @@ pub fn outcome<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Outcome, D:
     Outcome::try_from(WireOutcome::deserialize(deserializer)?).map_err(D::Error::custom)
 }
 
-/// A whole [`Trace`] (the answer to `POST /api/trace`).
-#[derive(Debug, Deserialize)]
-struct WireTrace {
-    version: u32,
-    events: Vec<Event>,
-    frames: Vec<Frame>,
-    #[serde(deserialize_with = "values")]
-    values: Vec<Value>,
-    stdout: String,
-    stderr: String,
-    #[serde(deserialize_with = "outcome")]
-    outcome: Outcome,
+/// Every top-level field of a trace (`POST /api/trace`), a server message or an error body
+/// the page reads, all optional: one flat struct, so the bundle holds one deserializer for
+/// them all instead of one per message (each costs kilobytes of wasm).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct WireMessage {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub job: Option<u64>,
+    pub version: Option<u32>,
+    pub events: Option<Vec<Event>>,
+    pub frames: Option<Vec<Frame>>,
+    #[serde(deserialize_with = "some_values")]
+    pub values: Option<Vec<Value>>,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    #[serde(deserialize_with = "some_outcome")]
+    pub outcome: Option<Outcome>,
+    pub sample: Option<u32>,
+    pub text: Option<String>,
+    pub message: Option<String>,
+    pub neural: Option<NeuralCapability>,
+    pub predictions: Option<Vec<Prediction>>,
+    pub actual: Option<State>,
+    /// The sentence of an error body (`{"error": "..."}`).
+    pub error: Option<String>,
+}
+
+fn some_values<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<Value>>, D::Error> {
+    values(deserializer).map(Some)
+}
+
+fn some_outcome<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Outcome>, D::Error> {
+    outcome(deserializer).map(Some)
+}
+
+/// A field the message must have, or serde's `missing field` error.
+pub fn required<T>(field: Option<T>, name: &'static str) -> Result<T, serde_json::Error> {
+    field.ok_or_else(|| <serde_json::Error as serde::de::Error>::missing_field(name))
 }
 
 /// Reads a [`Trace`] from its JSON.
 pub fn trace_from_json(json: &str) -> Result<Trace, serde_json::Error> {
-    let wire: WireTrace = serde_json::from_str(json)?;
+    let wire: WireMessage = serde_json::from_str(json)?;
     Ok(Trace {
-        version: wire.version,
-        events: wire.events,
-        frames: wire.frames,
-        values: wire.values,
-        stdout: wire.stdout,
-        stderr: wire.stderr,
-        outcome: wire.outcome,
+        version: required(wire.version, "version")?,
+        events: required(wire.events, "events")?,
+        frames: required(wire.frames, "frames")?,
+        values: required(wire.values, "values")?,
+        stdout: required(wire.stdout, "stdout")?,
+        stderr: required(wire.stderr, "stderr")?,
+        outcome: required(wire.outcome, "outcome")?,
     })
 }
 
