@@ -7,22 +7,16 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use common::{Fake, Running, fake, real_sandbox, sqlite_store, start, state, stream};
-use futures_util::{SinkExt as _, StreamExt as _};
+use common::{
+    Fake, Running, Socket, fake, real_sandbox, sqlite_store, start, state, stream, ws_greeted, ws_message, ws_send,
+};
 use replayground_server::app::ServerConfig;
 use replayground_shared::protocol::{
-    ClientMessage, ErrorCode, NeuralCapability, PROTOCOL_VERSION, PredictRequest, Prediction, ServerMessage,
-    TraceAssembler, TraceRequest,
+    ClientMessage, ErrorCode, NeuralCapability, PredictRequest, Prediction, ServerMessage, TraceAssembler, TraceRequest,
 };
 use replayground_shared::trace_lang::normalize_state;
 use replayground_shared::{Action, State, StateTree, Stop};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 const PROGRAM: &str = "def add(a, b):\n    s = a + b\n    return s\n\n\nx = add(1, 2)\ny = x * 2\nprint(y)\n";
 
@@ -52,48 +46,16 @@ async fn server(
 }
 
 async fn connect(running: &Running) -> (Socket, NeuralCapability) {
-    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/api/ws", running.addr))
-        .await
-        .unwrap();
-    send(
-        &mut socket,
-        &ClientMessage::Hello {
-            seq: 1,
-            protocol: PROTOCOL_VERSION,
-        },
-    )
-    .await;
-    let ServerMessage::Welcome { neural, .. } = message(&mut socket).await else {
-        panic!("no welcome");
+    let (socket, welcome) = ws_greeted(running).await;
+    let ServerMessage::Welcome { neural, .. } = welcome else {
+        unreachable!("ws_greeted checks the welcome")
     };
     (socket, neural)
 }
 
-async fn send(socket: &mut Socket, message: &ClientMessage) {
-    socket
-        .send(Message::Text(serde_json::to_string(message).unwrap().into()))
-        .await
-        .unwrap();
-}
-
-async fn message(socket: &mut Socket) -> ServerMessage {
-    loop {
-        // Debug builds decode slowly; a prediction still ends well within this.
-        let next = tokio::time::timeout(Duration::from_secs(120), socket.next())
-            .await
-            .expect("the server answers within 120 s");
-        match next {
-            Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).unwrap(),
-            Some(Ok(Message::Close(frame))) => panic!("closed: {frame:?}"),
-            Some(Ok(_)) => {}
-            other => panic!("the connection ended: {other:?}"),
-        }
-    }
-}
-
 /// The run as the page has it: traced over the same socket.
 async fn trace(socket: &mut Socket, seq: u64) -> StateTree {
-    send(
+    ws_send(
         socket,
         &ClientMessage::Trace {
             seq,
@@ -107,7 +69,7 @@ async fn trace(socket: &mut Socket, seq: u64) -> StateTree {
     .await;
     let mut assembler = TraceAssembler::default();
     loop {
-        match message(socket).await {
+        match ws_message(socket).await {
             ServerMessage::TraceStart { .. } => {}
             ServerMessage::TraceChunk {
                 frames, values, events, ..
@@ -145,7 +107,7 @@ fn predict_at(seq: u64, at_event: u32, action: &str, samples: u32) -> ClientMess
 async fn collect(socket: &mut Socket, job: u64) -> Result<(Vec<String>, Vec<Prediction>, State), ServerMessage> {
     let mut texts: Vec<String> = Vec::new();
     loop {
-        let m = message(socket).await;
+        let m = ws_message(socket).await;
         assert_eq!(m.job(), Some(job), "{m:?}");
         match m {
             ServerMessage::PredictToken { sample, text, .. } => {
@@ -175,7 +137,7 @@ async fn a_step_streams_tokens_and_ends_with_the_prediction_and_the_real_state()
     assert_eq!(neural.model.as_deref(), Some("neural-debugger-tiny"));
     let tree = trace(&mut socket, 2).await;
     let at = tree.initial_stop();
-    send(&mut socket, &predict(3, at, &tree, Action::StepOver, 1)).await;
+    ws_send(&mut socket, &predict(3, at, &tree, Action::StepOver, 1)).await;
     let (texts, predictions, actual) = collect(&mut socket, 3).await.expect("a prediction");
     assert_eq!(actual, real_after(&tree, at, Action::StepOver));
     assert_eq!(actual.line, Some(6), "step over the def lands on line 6");
@@ -214,7 +176,7 @@ async fn a_reverse_step_samples_candidates_marked_consistent_or_not() {
     for action in [Action::StepOver, Action::StepInto, Action::StepInto] {
         at = tree.step(at, action, &mut breakpoints);
     }
-    send(&mut socket, &predict(3, at, &tree, Action::ReverseStepInto, 3)).await;
+    ws_send(&mut socket, &predict(3, at, &tree, Action::ReverseStepInto, 3)).await;
     let (texts, predictions, actual) = collect(&mut socket, 3).await.expect("candidates");
     assert_eq!(actual, real_after(&tree, at, Action::ReverseStepInto));
     assert_eq!(predictions.len(), 3);
@@ -237,7 +199,7 @@ async fn a_stop_past_the_run_or_a_step_that_goes_nowhere_is_refused_clearly() {
     let (running, _dir) = server(real_sandbox(), true).await;
     let (mut socket, _) = connect(&running).await;
     let tree = trace(&mut socket, 2).await;
-    send(&mut socket, &predict_at(3, 10_000, "step_over", 1)).await;
+    ws_send(&mut socket, &predict_at(3, 10_000, "step_over", 1)).await;
     let Err(ServerMessage::Error { code, message, .. }) = collect(&mut socket, 3).await else {
         panic!("an error");
     };
@@ -247,7 +209,7 @@ async fn a_stop_past_the_run_or_a_step_that_goes_nowhere_is_refused_clearly() {
         "{message}"
     );
 
-    send(&mut socket, &predict(4, Stop::End, &tree, Action::StepOver, 1)).await;
+    ws_send(&mut socket, &predict(4, Stop::End, &tree, Action::StepOver, 1)).await;
     let Err(ServerMessage::Error { code, message, .. }) = collect(&mut socket, 4).await else {
         panic!("an error");
     };
@@ -255,7 +217,7 @@ async fn a_stop_past_the_run_or_a_step_that_goes_nowhere_is_refused_clearly() {
     assert!(message.contains("ended"), "{message}");
 
     // Bad requests are refused before anything runs.
-    send(&mut socket, &predict_at(5, 1, "jump:3", 1)).await;
+    ws_send(&mut socket, &predict_at(5, 1, "jump:3", 1)).await;
     let Err(ServerMessage::Error { code, .. }) = collect(&mut socket, 5).await else {
         panic!("an error");
     };
@@ -268,20 +230,20 @@ async fn cancel_stops_a_prediction_and_the_model_serves_the_next_one() {
     let (mut socket, _) = connect(&running).await;
     let tree = trace(&mut socket, 2).await;
     let at = tree.initial_stop();
-    send(&mut socket, &predict(4, at, &tree, Action::StepInto, 4)).await;
+    ws_send(&mut socket, &predict(4, at, &tree, Action::StepInto, 4)).await;
     assert!(matches!(
-        message(&mut socket).await,
+        ws_message(&mut socket).await,
         ServerMessage::PredictToken { job: 4, .. }
     ));
-    send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
+    ws_send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
     loop {
-        match message(&mut socket).await {
+        match ws_message(&mut socket).await {
             ServerMessage::PredictToken { job: 4, .. } => {}
             ServerMessage::Cancelled { job: 4, .. } => break,
             other => panic!("expected the job to be cancelled: {other:?}"),
         }
     }
-    send(&mut socket, &predict(6, at, &tree, Action::StepInto, 1)).await;
+    ws_send(&mut socket, &predict(6, at, &tree, Action::StepInto, 1)).await;
     let (_, predictions, _) = collect(&mut socket, 6).await.expect("the next prediction runs");
     assert_eq!(predictions.len(), 1);
 }
@@ -295,7 +257,7 @@ async fn without_a_model_neural_mode_is_off_and_says_why() {
         neural.reason.as_deref().is_some_and(|r| r.contains("--model-dir")),
         "{neural:?}"
     );
-    send(&mut socket, &predict_at(2, 1, "step_into", 1)).await;
+    ws_send(&mut socket, &predict_at(2, 1, "step_into", 1)).await;
     let Err(ServerMessage::Error { code, message: why, .. }) = collect(&mut socket, 2).await else {
         panic!("an error");
     };
@@ -311,9 +273,9 @@ async fn without_a_model_neural_mode_is_off_and_says_why() {
     );
     let (mut again, neural) = connect(&running).await;
     assert_eq!(neural.reason.as_deref(), Some(reason.as_str()));
-    send(&mut again, &ClientMessage::Ping { seq: 2 }).await;
+    ws_send(&mut again, &ClientMessage::Ping { seq: 2 }).await;
     assert!(matches!(
-        message(&mut again).await,
+        ws_message(&mut again).await,
         ServerMessage::Pong { reply_to: 2, .. }
     ));
 }

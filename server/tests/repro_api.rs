@@ -7,18 +7,12 @@ mod common;
 use std::io::Write as _;
 use std::time::Duration;
 
-use common::{Running, real_sandbox, sqlite_store, start, state};
-use futures_util::{SinkExt as _, StreamExt as _};
+use common::{Running, Socket, real_sandbox, sqlite_store, start, state, ws_greeted, ws_message, ws_send};
 use replayground_server::app::ServerConfig;
-use replayground_shared::protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage};
+use replayground_shared::protocol::{ClientMessage, ErrorCode, ServerMessage};
 use replayground_shared::repro::{
     AgentEvent, BugReport, MAX_PROJECT_ARCHIVE_BYTES, MAX_REPORT_FIELD_BYTES, ReproRequest, ReproTranscript,
 };
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 const MODEL_PY: &str =
     "import numpy as np\n\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n";
@@ -130,40 +124,7 @@ async fn archives_upload_and_bad_ones_are_refused_with_a_reason() {
 }
 
 async fn connect(running: &Running) -> Socket {
-    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/api/ws", running.addr))
-        .await
-        .unwrap();
-    send(
-        &mut socket,
-        &ClientMessage::Hello {
-            seq: 1,
-            protocol: PROTOCOL_VERSION,
-        },
-    )
-    .await;
-    assert!(matches!(message(&mut socket).await, ServerMessage::Welcome { .. }));
-    socket
-}
-
-async fn send(socket: &mut Socket, message: &ClientMessage) {
-    socket
-        .send(Message::Text(serde_json::to_string(message).unwrap().into()))
-        .await
-        .unwrap();
-}
-
-async fn message(socket: &mut Socket) -> ServerMessage {
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(120), socket.next())
-            .await
-            .expect("the server answers within 120 s");
-        match next {
-            Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).unwrap(),
-            Some(Ok(Message::Close(frame))) => panic!("closed: {frame:?}"),
-            Some(Ok(_)) => {}
-            other => panic!("the connection failed: {other:?}"),
-        }
-    }
+    ws_greeted(running).await.0
 }
 
 fn nan_report() -> BugReport {
@@ -183,7 +144,7 @@ fn nan_report() -> BugReport {
 async fn agent_events(socket: &mut Socket, job: u64) -> Result<Vec<AgentEvent>, ServerMessage> {
     let mut events = Vec::new();
     loop {
-        match message(socket).await {
+        match ws_message(socket).await {
             ServerMessage::Agent { job: j, event, .. } if j == job => {
                 let last = matches!(event, AgentEvent::Finished { .. } | AgentEvent::Failed { .. });
                 events.push(event);
@@ -212,7 +173,7 @@ async fn a_numpy_report_streams_from_started_to_finished() {
         project: created["id"].as_str().map(str::to_owned),
         ablate: Vec::new(),
     };
-    send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    ws_send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
     let events = agent_events(&mut socket, 2)
         .await
         .unwrap_or_else(|m| panic!("the job ended with {m:?}"));
@@ -283,7 +244,7 @@ async fn an_llm_candidate_streams_token_by_token_over_the_websocket() {
         },
         ..ReproRequest::default()
     };
-    send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    ws_send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
     let events = agent_events(&mut socket, 2)
         .await
         .unwrap_or_else(|m| panic!("the job ended with {m:?}"));
@@ -315,9 +276,9 @@ async fn a_repro_job_can_be_cancelled() {
         report: nan_report(),
         ..ReproRequest::default()
     };
-    send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    ws_send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
     assert!(matches!(
-        message(&mut socket).await,
+        ws_message(&mut socket).await,
         ServerMessage::Agent {
             job: 2,
             event: AgentEvent::Started { .. },
@@ -325,9 +286,9 @@ async fn a_repro_job_can_be_cancelled() {
         }
     ));
     let asked = std::time::Instant::now();
-    send(&mut socket, &ClientMessage::Cancel { seq: 3, job: 2 }).await;
+    ws_send(&mut socket, &ClientMessage::Cancel { seq: 3, job: 2 }).await;
     loop {
-        match message(&mut socket).await {
+        match ws_message(&mut socket).await {
             ServerMessage::Agent { job: 2, event, .. } => {
                 assert!(
                     !matches!(event, AgentEvent::Finished { .. }),
@@ -358,7 +319,7 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
         other => panic!("{other:?}"),
     };
 
-    send(
+    ws_send(
         &mut socket,
         &ClientMessage::Repro {
             seq: 2,
@@ -366,7 +327,7 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
         },
     )
     .await;
-    let (job, code, text) = refused(message(&mut socket).await);
+    let (job, code, text) = refused(ws_message(&mut socket).await);
     assert_eq!((job, code), (Some(2), ErrorCode::BadMessage));
     assert!(text.contains("empty"), "{text}");
 
@@ -377,8 +338,8 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
         },
         ..ReproRequest::default()
     };
-    send(&mut socket, &ClientMessage::Repro { seq: 3, request }).await;
-    let (job, code, text) = refused(message(&mut socket).await);
+    ws_send(&mut socket, &ClientMessage::Repro { seq: 3, request }).await;
+    let (job, code, text) = refused(ws_message(&mut socket).await);
     assert_eq!((job, code), (Some(3), ErrorCode::TooLarge));
     assert!(text.contains("observed behaviour"), "{text}");
 
@@ -387,14 +348,14 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
         project: Some("expired".into()),
         ablate: Vec::new(),
     };
-    send(&mut socket, &ClientMessage::Repro { seq: 4, request }).await;
-    let (job, code, text) = refused(message(&mut socket).await);
+    ws_send(&mut socket, &ClientMessage::Repro { seq: 4, request }).await;
+    let (job, code, text) = refused(ws_message(&mut socket).await);
     assert_eq!((job, code), (Some(4), ErrorCode::BadMessage));
     assert!(text.contains("upload the archive again"), "{text}");
 
-    send(&mut socket, &ClientMessage::Ping { seq: 5 }).await;
+    ws_send(&mut socket, &ClientMessage::Ping { seq: 5 }).await;
     assert!(matches!(
-        message(&mut socket).await,
+        ws_message(&mut socket).await,
         ServerMessage::Pong { reply_to: 5, .. }
     ));
     assert_eq!(running.state.jobs.running(), 0);

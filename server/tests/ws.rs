@@ -7,19 +7,18 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Fake, Running, fake, real_sandbox, sqlite_store, start, state, stream};
-use futures_util::{SinkExt as _, StreamExt as _};
+use common::{
+    Fake, Received, Running, Socket, fake, real_sandbox, sqlite_store, start, state, stream, ws_open, ws_receive,
+    ws_send,
+};
+use futures_util::SinkExt as _;
 use replayground_server::app::{ServerConfig, WsConfig};
 use replayground_shared::protocol::{
     ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, TraceAssembler, TraceRequest,
 };
 use replayground_shared::{Outcome, Trace};
-use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 fn config(ws: WsConfig) -> ServerConfig {
     ServerConfig {
@@ -38,44 +37,8 @@ async fn server(
     (running, dir)
 }
 
-async fn connect(running: &Running) -> Socket {
-    let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/api/ws", running.addr))
-        .await
-        .unwrap();
-    socket
-}
-
-async fn send(socket: &mut Socket, message: &ClientMessage) {
-    socket
-        .send(Message::Text(serde_json::to_string(message).unwrap().into()))
-        .await
-        .unwrap();
-}
-
-async fn send_text(socket: &mut Socket, text: &str) {
-    socket.send(Message::Text(text.to_owned().into())).await.unwrap();
-}
-
-#[derive(Debug)]
-enum Received {
-    Message(ServerMessage),
-    Closed(Option<CloseFrame>),
-}
-
 async fn receive(socket: &mut Socket) -> Received {
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(20), socket.next())
-            .await
-            .expect("the server answers within 20 s");
-        match next {
-            Some(Ok(Message::Text(text))) => {
-                return Received::Message(serde_json::from_str(text.as_str()).unwrap());
-            }
-            Some(Ok(Message::Close(frame))) => return Received::Closed(frame),
-            Some(Ok(_)) => {}
-            Some(Err(_)) | None => return Received::Closed(None),
-        }
-    }
+    ws_receive(socket, Duration::from_secs(20)).await
 }
 
 async fn message(socket: &mut Socket) -> ServerMessage {
@@ -83,6 +46,10 @@ async fn message(socket: &mut Socket) -> ServerMessage {
         Received::Message(m) => m,
         Received::Closed(frame) => panic!("closed: {frame:?}"),
     }
+}
+
+async fn send_text(socket: &mut Socket, text: &str) {
+    socket.send(Message::Text(text.to_owned().into())).await.unwrap();
 }
 
 /// Reads until the session closes; returns the close frame and the messages before it.
@@ -97,7 +64,7 @@ async fn closed(socket: &mut Socket) -> (Option<CloseFrame>, Vec<ServerMessage>)
 }
 
 async fn hello(socket: &mut Socket) {
-    send(
+    ws_send(
         socket,
         &ClientMessage::Hello {
             seq: 1,
@@ -158,8 +125,8 @@ fn close_code(frame: Option<&CloseFrame>) -> u16 {
 #[tokio::test]
 async fn hello_welcome_ping_pong_and_numbered_messages() {
     let (running, _dir) = server(fake(Fake::Stream(stream(1))), config(WsConfig::default())).await;
-    let mut socket = connect(&running).await;
-    send(
+    let mut socket = ws_open(&running).await;
+    ws_send(
         &mut socket,
         &ClientMessage::Hello {
             seq: 10,
@@ -177,7 +144,7 @@ async fn hello_welcome_ping_pong_and_numbered_messages() {
     assert_eq!(limits.idle_timeout_s, 300);
     assert_eq!(limits.session_timeout_s, 3600);
     assert_eq!(limits.events_per_chunk, 2000);
-    send(&mut socket, &ClientMessage::Ping { seq: 11 }).await;
+    ws_send(&mut socket, &ClientMessage::Ping { seq: 11 }).await;
     assert_eq!(message(&mut socket).await, ServerMessage::Pong { seq: 2, reply_to: 11 });
     assert_eq!(running.state.metrics.websockets_active.get(), 1);
 }
@@ -191,7 +158,7 @@ async fn the_handshake_is_enforced() {
     let (running, _dir) = server(fake(Fake::Stream(stream(1))), config(ws)).await;
 
     // Silence.
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     let (frame, before) = closed(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1008);
     assert!(
@@ -200,8 +167,8 @@ async fn the_handshake_is_enforced() {
     );
 
     // Something else first.
-    let mut socket = connect(&running).await;
-    send(&mut socket, &ClientMessage::Ping { seq: 1 }).await;
+    let mut socket = ws_open(&running).await;
+    ws_send(&mut socket, &ClientMessage::Ping { seq: 1 }).await;
     let (frame, before) = closed(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1008);
     assert!(matches!(
@@ -213,8 +180,8 @@ async fn the_handshake_is_enforced() {
     ));
 
     // Another protocol version.
-    let mut socket = connect(&running).await;
-    send(&mut socket, &ClientMessage::Hello { seq: 1, protocol: 99 }).await;
+    let mut socket = ws_open(&running).await;
+    ws_send(&mut socket, &ClientMessage::Hello { seq: 1, protocol: 99 }).await;
     let (frame, before) = closed(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1008);
     assert!(
@@ -223,7 +190,7 @@ async fn the_handshake_is_enforced() {
     );
 
     // Not JSON.
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     send_text(&mut socket, "hello?").await;
     let (frame, _) = closed(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1008);
@@ -236,9 +203,9 @@ async fn a_trace_streams_in_chunks_that_reassemble() {
         ..WsConfig::default()
     };
     let (running, _dir) = server(fake(Fake::Stream(stream(25))), config(ws)).await;
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
-    send(&mut socket, &trace_message(2, "x = 1")).await;
+    ws_send(&mut socket, &trace_message(2, "x = 1")).await;
     let (trace, chunks) = collect_trace(&mut socket, 2).await.unwrap();
     assert_eq!(trace.events.len(), 25);
     assert_eq!(trace.stdout, "hello\n");
@@ -252,10 +219,10 @@ async fn a_real_program_traces_through_the_sandbox_over_the_websocket() {
         ..WsConfig::default()
     };
     let (running, _dir) = server(real_sandbox(), config(ws)).await;
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
     let code = "total = 0\nfor i in range(30):\n    total += i\nprint(total)\n";
-    send(&mut socket, &trace_message(2, code)).await;
+    ws_send(&mut socket, &trace_message(2, code)).await;
     let (trace, chunks) = collect_trace(&mut socket, 2).await.unwrap();
     assert_eq!(trace.outcome, Outcome::Finished);
     assert_eq!(trace.stdout, "435\n");
@@ -263,7 +230,7 @@ async fn a_real_program_traces_through_the_sandbox_over_the_websocket() {
     assert!(chunks >= 3, "{chunks} chunks");
 
     // A syntax error is a trace too.
-    send(&mut socket, &trace_message(3, "print(")).await;
+    ws_send(&mut socket, &trace_message(3, "print(")).await;
     let (trace, _) = collect_trace(&mut socket, 3).await.unwrap();
     assert!(
         matches!(trace.outcome, Outcome::SyntaxError { .. }),
@@ -272,14 +239,14 @@ async fn a_real_program_traces_through_the_sandbox_over_the_websocket() {
     );
 
     // Cancelling kills the program: `cancelled` arrives long before the sleep ends.
-    send(&mut socket, &trace_message(4, "import time\ntime.sleep(30)\n")).await;
+    ws_send(&mut socket, &trace_message(4, "import time\ntime.sleep(30)\n")).await;
     assert!(matches!(
         message(&mut socket).await,
         ServerMessage::TraceStart { job: 4, .. }
     ));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let asked = std::time::Instant::now();
-    send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
+    ws_send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
     loop {
         match message(&mut socket).await {
             ServerMessage::TraceChunk { .. } => {}
@@ -301,9 +268,9 @@ async fn chunks_stream_while_the_program_still_runs() {
         ..WsConfig::default()
     };
     let (running, _dir) = server(fake(Fake::Gated(first, rest, Arc::clone(&gate))), config(ws)).await;
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
-    send(&mut socket, &trace_message(2, "x = 1")).await;
+    ws_send(&mut socket, &trace_message(2, "x = 1")).await;
     assert!(matches!(
         message(&mut socket).await,
         ServerMessage::TraceStart { job: 2, .. }
@@ -353,7 +320,7 @@ async fn bad_messages_get_errors_and_the_session_goes_on() {
         ..WsConfig::default()
     };
     let (running, _dir) = server(fake(Fake::Slow(Duration::from_secs(30), stream(1))), config(ws)).await;
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
 
     let expect_error = |m: ServerMessage, want: ErrorCode| match m {
@@ -372,31 +339,31 @@ async fn bad_messages_get_errors_and_the_session_goes_on() {
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
     socket.send(Message::Binary(vec![1, 2, 3].into())).await.unwrap();
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
-    send(&mut socket, &ClientMessage::Ping { seq: 7 }).await;
+    ws_send(&mut socket, &ClientMessage::Ping { seq: 7 }).await;
     assert!(matches!(
         message(&mut socket).await,
         ServerMessage::Pong { reply_to: 7, .. }
     ));
-    send(&mut socket, &ClientMessage::Ping { seq: 7 }).await;
+    ws_send(&mut socket, &ClientMessage::Ping { seq: 7 }).await;
     assert!(expect_error(message(&mut socket).await, ErrorCode::BadMessage).contains("increasing"));
-    send(&mut socket, &ClientMessage::Cancel { seq: 8, job: 99 }).await;
+    ws_send(&mut socket, &ClientMessage::Cancel { seq: 8, job: 99 }).await;
     expect_error(message(&mut socket).await, ErrorCode::UnknownJob);
-    send(&mut socket, &ClientMessage::Hello { seq: 9, protocol: 1 }).await;
+    ws_send(&mut socket, &ClientMessage::Hello { seq: 9, protocol: 1 }).await;
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
 
     // A program over the size limit is refused as a job.
-    send(&mut socket, &trace_message(10, &"x".repeat(101 * 1024))).await;
+    ws_send(&mut socket, &trace_message(10, &"x".repeat(101 * 1024))).await;
     let m = message(&mut socket).await;
     assert_eq!(m.job(), Some(10));
     assert!(expect_error(m, ErrorCode::TooLarge).contains("limit is 100 KB"));
 
     // One job at a time in this session.
-    send(&mut socket, &trace_message(11, "x = 1")).await;
+    ws_send(&mut socket, &trace_message(11, "x = 1")).await;
     assert!(matches!(
         message(&mut socket).await,
         ServerMessage::TraceStart { job: 11, .. }
     ));
-    send(&mut socket, &trace_message(12, "x = 2")).await;
+    ws_send(&mut socket, &trace_message(12, "x = 2")).await;
     let m = message(&mut socket).await;
     assert!(
         matches!(
@@ -410,12 +377,12 @@ async fn bad_messages_get_errors_and_the_session_goes_on() {
         ),
         "{m:?}"
     );
-    send(&mut socket, &ClientMessage::Cancel { seq: 13, job: 11 }).await;
+    ws_send(&mut socket, &ClientMessage::Cancel { seq: 13, job: 11 }).await;
     assert!(matches!(
         message(&mut socket).await,
         ServerMessage::Cancelled { job: 11, .. }
     ));
-    send(&mut socket, &ClientMessage::Ping { seq: 14 }).await;
+    ws_send(&mut socket, &ClientMessage::Ping { seq: 14 }).await;
     assert!(matches!(
         message(&mut socket).await,
         ServerMessage::Pong { reply_to: 14, .. }
@@ -434,7 +401,7 @@ async fn an_oversized_message_closes_with_1009() {
         ..WsConfig::default()
     };
     let (running, _dir) = server(fake(Fake::Stream(stream(1))), config(ws)).await;
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
     // The sender may see the connection reset while the frame is still going out.
     let _ = socket
@@ -442,7 +409,7 @@ async fn an_oversized_message_closes_with_1009() {
         .await;
     let (frame, _) = closed(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1009, "{frame:?}");
-    let mut again = connect(&running).await;
+    let mut again = ws_open(&running).await;
     hello(&mut again).await;
 }
 
@@ -457,7 +424,7 @@ async fn idle_sessions_are_closed() {
         ..WsConfig::default()
     };
     let (running, _dir) = server(fake(Fake::Stream(stream(1))), config(ws)).await;
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
     let (frame, _) = closed(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1000);
@@ -491,9 +458,9 @@ async fn a_client_that_stops_reading_is_dropped() {
         ..WsConfig::default()
     };
     let (running, _dir) = server(fake(Fake::Stream(big)), config(ws)).await;
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
-    send(&mut socket, &trace_message(2, "x = 1")).await;
+    ws_send(&mut socket, &trace_message(2, "x = 1")).await;
     // Read nothing for a while.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let mut ended = false;
@@ -512,7 +479,7 @@ async fn a_client_that_stops_reading_is_dropped() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(running.state.metrics.websockets_active.get(), 0);
-    let mut again = connect(&running).await;
+    let mut again = ws_open(&running).await;
     hello(&mut again).await;
 }
 
@@ -523,15 +490,15 @@ async fn shutdown_finishes_running_jobs_then_closes_with_1001() {
         config(WsConfig::default()),
     )
     .await;
-    let mut socket = connect(&running).await;
+    let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
-    send(&mut socket, &trace_message(2, "x = 1")).await;
+    ws_send(&mut socket, &trace_message(2, "x = 1")).await;
     assert!(matches!(
         message(&mut socket).await,
         ServerMessage::TraceStart { job: 2, .. }
     ));
     running.state.shutdown.begin(Duration::from_secs(10));
-    send(&mut socket, &trace_message(3, "x = 2")).await;
+    ws_send(&mut socket, &trace_message(3, "x = 2")).await;
     let (frame, before) = closed(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1001, "{frame:?}");
     assert!(

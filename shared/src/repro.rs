@@ -319,26 +319,62 @@ pub struct ReproOutcome {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// The run begins: the stages that are on and the generator that will write code.
-    Started { stages: Vec<Stage>, generator: String, llm: Option<String> },
+    Started {
+        stages: Vec<Stage>,
+        generator: String,
+        llm: Option<String>,
+    },
     /// A stage begins or reports progress (e.g. `embedding 40/120 chunks`).
-    Progress { stage: Stage, message: String },
+    Progress {
+        stage: Stage,
+        message: String,
+    },
     /// The ranked contexts from the project, best first.
-    Context { contexts: Vec<RankedContext>, training_loops: Vec<String> },
-    Report { report: RestructuredReport },
-    Plan { steps: Vec<PlanStep> },
+    Context {
+        contexts: Vec<RankedContext>,
+        training_loops: Vec<String>,
+    },
+    Report {
+        report: RestructuredReport,
+    },
+    Plan {
+        steps: Vec<PlanStep>,
+    },
     /// A new candidate is being written from context number `context` (0 = no project).
-    AttemptStarted { attempt: u32, context: u32 },
+    AttemptStarted {
+        attempt: u32,
+        context: u32,
+    },
     /// Code streaming token by token for the attempt.
-    Token { attempt: u32, text: String },
+    Token {
+        attempt: u32,
+        text: String,
+    },
     /// The complete candidate and the edits or reasons behind it.
-    Candidate { attempt: u32, code: String, edits: Vec<String> },
-    Check { attempt: u32, verdict: CheckVerdict },
+    Candidate {
+        attempt: u32,
+        code: String,
+        edits: Vec<String>,
+    },
+    Check {
+        attempt: u32,
+        verdict: CheckVerdict,
+    },
     /// The attempt's combined score; `feedback` drives the next refinement.
-    AttemptFinished { attempt: u32, score: f32, accepted: bool, feedback: String },
+    AttemptFinished {
+        attempt: u32,
+        score: f32,
+        accepted: bool,
+        feedback: String,
+    },
     /// The run ended.
-    Finished { outcome: ReproOutcome },
+    Finished {
+        outcome: ReproOutcome,
+    },
     /// The run could not go on; the message says why and what to do.
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 /// A stored reproduction (`ShareKind::Repro` payload): the report, every event, and
@@ -372,13 +408,19 @@ mod tests {
     fn empty_report_is_refused_with_a_reason() {
         let error = BugReport::default().check().unwrap_err();
         assert!(error.contains("empty"), "{error}");
-        let report = BugReport { snippets: vec!["import numpy".into()], ..BugReport::default() };
+        let report = BugReport {
+            snippets: vec!["import numpy".into()],
+            ..BugReport::default()
+        };
         assert!(report.check().is_ok());
     }
 
     #[test]
     fn oversized_field_is_named() {
-        let report = BugReport { observed: "x".repeat(MAX_REPORT_FIELD_BYTES + 1), ..BugReport::default() };
+        let report = BugReport {
+            observed: "x".repeat(MAX_REPORT_FIELD_BYTES + 1),
+            ..BugReport::default()
+        };
         assert!(report.check().unwrap_err().contains("observed behaviour"));
     }
 
@@ -392,7 +434,10 @@ mod tests {
 
     #[test]
     fn events_are_tagged_by_event() {
-        let event = AgentEvent::Token { attempt: 2, text: "import".into() };
+        let event = AgentEvent::Token {
+            attempt: 2,
+            text: "import".into(),
+        };
         let json = serde_json::to_value(&event).unwrap();
         assert_eq!(json["event"], "token");
         assert_eq!(serde_json::from_value::<AgentEvent>(json).unwrap(), event);

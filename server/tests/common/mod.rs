@@ -18,6 +18,7 @@ use replayground_server::sandbox::{
     Unsandboxed,
 };
 use replayground_server::store::Store;
+use replayground_shared::protocol::{ClientMessage, PROTOCOL_VERSION, ServerMessage};
 use tokio::sync::Notify;
 
 /// What a [`FakeSandbox`] does with every job.
@@ -258,4 +259,77 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
         raw = &raw[end + 2 + size + 2..];
     }
     out
+}
+
+/// A test client's WebSocket to a [`Running`] server.
+pub(crate) type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Opens a WebSocket to the server without greeting it.
+pub(crate) async fn ws_open(running: &Running) -> Socket {
+    let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/api/ws", running.addr))
+        .await
+        .unwrap();
+    socket
+}
+
+/// Opens a WebSocket, says hello and returns the server's welcome.
+pub(crate) async fn ws_greeted(running: &Running) -> (Socket, ServerMessage) {
+    let mut socket = ws_open(running).await;
+    ws_send(
+        &mut socket,
+        &ClientMessage::Hello {
+            seq: 1,
+            protocol: PROTOCOL_VERSION,
+        },
+    )
+    .await;
+    let welcome = ws_message(&mut socket).await;
+    assert!(
+        matches!(welcome, ServerMessage::Welcome { .. }),
+        "no welcome: {welcome:?}"
+    );
+    (socket, welcome)
+}
+
+pub(crate) async fn ws_send(socket: &mut Socket, message: &ClientMessage) {
+    use futures_util::SinkExt as _;
+    socket
+        .send(tokio_tungstenite::tungstenite::Message::Text(
+            serde_json::to_string(message).unwrap().into(),
+        ))
+        .await
+        .unwrap();
+}
+
+/// What the socket delivered next: a message, or the end of the session.
+#[derive(Debug)]
+pub(crate) enum Received {
+    Message(ServerMessage),
+    Closed(Option<tokio_tungstenite::tungstenite::protocol::CloseFrame>),
+}
+
+/// The next message or the close, within `wait`.
+pub(crate) async fn ws_receive(socket: &mut Socket, wait: Duration) -> Received {
+    use futures_util::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        let next = tokio::time::timeout(wait, socket.next())
+            .await
+            .unwrap_or_else(|_| panic!("the server answers within {} s", wait.as_secs()));
+        match next {
+            Some(Ok(Message::Text(text))) => return Received::Message(serde_json::from_str(text.as_str()).unwrap()),
+            Some(Ok(Message::Close(frame))) => return Received::Closed(frame),
+            Some(Ok(_)) => {}
+            Some(Err(_)) | None => return Received::Closed(None),
+        }
+    }
+}
+
+/// The next message; a closed session fails the test. Debug builds run the agent and the
+/// models slowly, so the wait is generous.
+pub(crate) async fn ws_message(socket: &mut Socket) -> ServerMessage {
+    match ws_receive(socket, Duration::from_secs(120)).await {
+        Received::Message(message) => message,
+        Received::Closed(frame) => panic!("closed: {frame:?}"),
+    }
 }
