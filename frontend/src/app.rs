@@ -12,12 +12,13 @@ use replayground_shared::share::PlaygroundView;
 use replayground_shared::{Action, Stop};
 
 use crate::api;
-use crate::debugger::{DebuggerPanel, Presenting, Session, is_typing_target, timeline_position};
+use crate::debugger::{DebuggerPanel, Presenting, Session, is_typing_target, timeline_position, when};
 use crate::editor::{CodeEditor, Outline, ProblemList};
 use crate::examples::{EXAMPLES, Example};
 use crate::neural_view::{NeuralMode, NeuralPanel};
 use crate::sharing::{self, LinkTarget};
-use crate::syntax::Analysis;
+use crate::state_tree_view::data_of;
+use crate::syntax::{Analysis, push_escaped};
 
 /// The program the editor starts with: a call, a loop, output and input, in a few lines.
 pub const EXAMPLE_PROGRAM: &str = r#"def fib(n):
@@ -321,6 +322,7 @@ pub fn App() -> impl IntoView {
                     <select
                         id="examples"
                         data-testid="examples"
+                        inner_html=example_options_html()
                         on:change=move |ev| {
                             let id = event_target_value(&ev);
                             if let Some(example) = crate::examples::find(&id) {
@@ -328,11 +330,6 @@ pub fn App() -> impl IntoView {
                             }
                         }
                     >
-                        <option value="">"Examples…"</option>
-                        {EXAMPLES
-                            .iter()
-                            .map(|e| view! { <option value=e.id title=e.summary>{e.title}</option> })
-                            .collect_view()}
                     </select>
                     <button type="button" data-testid="share" title="Put this view in a link" on:click=move |_| share()>
                         "Share"
@@ -362,13 +359,7 @@ pub fn App() -> impl IntoView {
             {move || {
                 link_error
                     .get()
-                    .map(|message| {
-                        view! {
-                            <p class="banner error" role="alert" data-testid="link-error">
-                                {message}
-                            </p>
-                        }
-                    })
+                    .map(|text| message("banner error", "alert", Some("link-error"), text))
             }}
             {move || {
                 share_link
@@ -393,8 +384,12 @@ pub fn App() -> impl IntoView {
                                 {move || {
                                     short_link
                                         .get()
-                                        .map(|result| match result {
-                                            Ok(url) => {
+                                        .map(|result| {
+                                            let (url, refusal) = match result {
+                                                Ok(url) => (Some(url), None),
+                                                Err(refusal) => (None, Some(refusal)),
+                                            };
+                                            let link = url.map(|url| {
                                                 let for_copy = url.clone();
                                                 view! {
                                                     <div class="share-row">
@@ -413,19 +408,13 @@ pub fn App() -> impl IntoView {
                                                         </button>
                                                     </div>
                                                 }
-                                                    .into_any()
-                                            }
-                                            Err(message) => {
-                                                view! {
-                                                    <p class="error" role="alert">
-                                                        {message}
-                                                    </p>
-                                                }
-                                                    .into_any()
-                                            }
+                                            });
+                                            let refused = refusal
+                                                .map(|text| message("error", "alert", None, text));
+                                            (link, refused)
                                         })
                                 }}
-                                {move || copied.get().map(|m| view! { <p class="note" role="status">{m}</p> })}
+                                {move || copied.get().map(|m| message("note", "status", None, m))}
                             </section>
                         }
                     })
@@ -445,27 +434,29 @@ pub fn App() -> impl IntoView {
                         >
                             {move || if running.get() { "Running…" } else { "Run" }}
                         </button>
-                        <Show when=move || running.get()>
-                            <progress aria-label="Running the program" data-testid="progress"></progress>
-                            <span class="run-progress" role="status" aria-live="polite" data-testid="progress-count">
-                                {move || {
-                                    let p = progress.get();
-                                    match (p.streaming, p.events) {
-                                        (false, _) => "Tracing…".to_owned(),
-                                        (true, 1) => "1 event".to_owned(),
-                                        (true, n) => format!("{} events", group_thousands(n)),
-                                    }
-                                }}
-                            </span>
-                            <button
-                                type="button"
-                                data-testid="cancel"
-                                title="Stop tracing the program"
-                                on:click=move |_| page.cancel()
-                            >
-                                "Cancel"
-                            </button>
-                        </Show>
+                        {when(move || running.get(), move || {
+                            view! {
+                                <progress aria-label="Running the program" data-testid="progress"></progress>
+                                <span class="run-progress" role="status" aria-live="polite" data-testid="progress-count">
+                                    {move || {
+                                        let p = progress.get();
+                                        match (p.streaming, p.events) {
+                                            (false, _) => "Tracing…".to_owned(),
+                                            (true, 1) => "1 event".to_owned(),
+                                            (true, n) => format!("{} events", group_thousands(n)),
+                                        }
+                                    }}
+                                </span>
+                                <button
+                                    type="button"
+                                    data-testid="cancel"
+                                    title="Stop tracing the program"
+                                    on:click=move |_| page.cancel()
+                                >
+                                    "Cancel"
+                                </button>
+                            }
+                        })}
                     </div>
                     <div class="editor-body">
                         <aside class="editor-aside">
@@ -497,31 +488,30 @@ pub fn App() -> impl IntoView {
                     {move || {
                         error
                             .get()
-                            .map(|message| {
-                                view! {
-                                    <p class="error" role="alert" data-testid="error">
-                                        {message}
-                                    </p>
-                                }
-                            })
+                            .map(|text| message("error", "alert", Some("error"), text))
                     }}
                 </section>
                 <section class="pane debugger-pane" aria-labelledby="run-heading">
                     <h2 id="run-heading" class="visually-hidden">"Run"</h2>
-                    <Show when=stale>
-                        <p class="banner note" role="status" data-testid="stale">
-                            "The program changed since this run; the run below is of the old code. Press Run to trace the new one."
-                        </p>
-                    </Show>
-                    {move || match session.get() {
-                        Some(session) => {
-                            view! {
-                                <NeuralPanel session=Arc::clone(&session) mode=page.neural breakpoints />
-                                <DebuggerPanel session breakpoints stop />
-                            }
-                                .into_any()
+                    {when(stale, || {
+                        view! {
+                            <p class="banner note" role="status" data-testid="stale">
+                                "The program changed since this run; the run below is of the old code. Press Run to trace the new one."
+                            </p>
                         }
-                        None => view! { <Gallery page /> }.into_any(),
+                    })}
+                    // Two options rather than `into_any`: each erased view type costs the bundle.
+                    {move || {
+                        let session = session.get();
+                        let gallery = session.is_none().then(|| view! { <Gallery page /> });
+                        let panels = session
+                            .map(|session| {
+                                view! {
+                                    <NeuralPanel session=Arc::clone(&session) mode=page.neural breakpoints />
+                                    <DebuggerPanel session breakpoints stop />
+                                }
+                            });
+                        (panels, gallery)
                     }}
                 </section>
             </main>
@@ -542,6 +532,42 @@ pub fn group_thousands(n: usize) -> String {
     out
 }
 
+/// The examples menu's options as HTML (one string costs the bundle less than a view each).
+fn example_options_html() -> String {
+    let mut out = String::from(r#"<option value="">Examples…</option>"#);
+    for e in EXAMPLES {
+        out.push_str(r#"<option value=""#);
+        push_escaped(&mut out, e.id);
+        out.push_str(r#"" title=""#);
+        push_escaped(&mut out, e.summary);
+        out.push_str(r#"">"#);
+        push_escaped(&mut out, e.title);
+        out.push_str("</option>");
+    }
+    out
+}
+
+/// The examples as cards, HTML with one delegated click handler (`data-example`).
+fn gallery_html() -> String {
+    let mut out = String::new();
+    for e in EXAMPLES {
+        out.push_str(r#"<li><button type="button" class="card" data-example=""#);
+        push_escaped(&mut out, e.id);
+        out.push_str(r#""><strong>"#);
+        push_escaped(&mut out, e.title);
+        out.push_str("</strong><span>");
+        push_escaped(&mut out, e.summary);
+        out.push_str("</span></button></li>");
+    }
+    out
+}
+
+/// A one-line message paragraph: every message of the page renders through this one view
+/// type, so Leptos compiles it once.
+pub(crate) fn message(class: &'static str, role: &'static str, test_id: Option<&'static str>, text: String) -> impl IntoView {
+    view! { <p class=class role=role data-testid=test_id>{text}</p> }
+}
+
 /// Before the first run: how to start, and the examples as cards.
 #[component]
 fn Gallery(page: Playground) -> impl IntoView {
@@ -551,21 +577,16 @@ fn Gallery(page: Playground) -> impl IntoView {
                 "Press " <strong>"Run"</strong>
                 " to trace the program, then step through what it did — forwards and backwards. Or start from an example:"
             </p>
-            <ul class="cards" data-testid="gallery">
-                {EXAMPLES
-                    .iter()
-                    .map(|example| {
-                        view! {
-                            <li>
-                                <button type="button" class="card" on:click=move |_| page.load_example(example)>
-                                    <strong>{example.title}</strong>
-                                    <span>{example.summary}</span>
-                                </button>
-                            </li>
-                        }
-                    })
-                    .collect_view()}
-            </ul>
+            <ul
+                class="cards"
+                data-testid="gallery"
+                inner_html=gallery_html()
+                on:click=move |ev| {
+                    if let Some(example) = data_of(&ev, "data-example").and_then(|id| crate::examples::find(&id)) {
+                        page.load_example(example);
+                    }
+                }
+            ></ul>
         </div>
     }
 }

@@ -224,7 +224,7 @@ pub fn DebuggerPanel(
             <p class=outcome_class data-testid="outcome">
                 {outcome.describe()}
             </p>
-            {step_limit.map(|text| view! { <p class="limit" role="status" data-testid="step-limit">{text}</p> })}
+            {step_limit.map(|text| crate::app::message("limit", "status", Some("step-limit"), text))}
             <div class="controls" role="toolbar" aria-label="Debugger controls">
                 {CONTROLS
                     .iter()
@@ -296,7 +296,7 @@ pub fn DebuggerPanel(
                     <button type="submit">"Go"</button>
                 </form>
             </div>
-            {move || goto_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            {move || goto_error.get().map(|e| crate::app::message("error", "alert", None, e))}
             <div class="stop-status" aria-live="polite">
                 <p class="headline" data-testid="headline">
                     {stop_text(at_stop, |v| v.headline.clone())}
@@ -342,9 +342,9 @@ pub fn DebuggerPanel(
                             }
                         }
                     ></ol>
-                    <Show when=stop_flag(at_stop, |v| v.call_stack.is_empty())>
-                        <p class="empty">"No frames: the program is not running."</p>
-                    </Show>
+                    {when(stop_flag(at_stop, |v| v.call_stack.is_empty()), || {
+                        view! { <p class="empty">"No frames: the program is not running."</p> }
+                    })}
                 </section>
                 <section
                     class="inspector vars"
@@ -358,9 +358,9 @@ pub fn DebuggerPanel(
                 <section class="inspector output" aria-labelledby="output-heading">
                     <h3 id="output-heading">"Output so far"</h3>
                     <pre class="stdout" data-testid="stdout">{stop_text(at_stop, |v| v.stdout.clone())}</pre>
-                    <Show when=stop_flag(at_stop, |v| !v.stderr.is_empty())>
-                        <pre class="stderr" data-testid="stderr">{stop_text(at_stop, |v| v.stderr.clone())}</pre>
-                    </Show>
+                    {when(stop_flag(at_stop, |v| !v.stderr.is_empty()), move || {
+                        view! { <pre class="stderr" data-testid="stderr">{stop_text(at_stop, |v| v.stderr.clone())}</pre> }
+                    })}
                 </section>
                 <section class="inspector calltree" aria-labelledby="tree-heading">
                     <h3 id="tree-heading">
@@ -452,6 +452,17 @@ pub fn variables_html(
 /// type (the field is a fn pointer), so Leptos compiles its rendering once, not per use.
 fn stop_text(at_stop: Memo<StopView>, field: fn(&StopView) -> String) -> impl Fn() -> String + Copy + Send + Sync {
     move || at_stop.with(field)
+}
+
+/// `view` while `condition` holds, as `<Show>` renders it (the condition memoised, so the
+/// view is built when it turns true, not on every change) without `<Show>`'s type-erased
+/// children, which cost the wasm bundle a copy of Leptos's `AnyView` code per use.
+pub fn when<V: IntoView>(
+    condition: impl Fn() -> bool + Send + Sync + 'static,
+    view: impl Fn() -> V + Send + Sync + 'static,
+) -> impl Fn() -> Option<V> + Send + Sync + 'static {
+    let shown = Memo::new(move |_| condition());
+    move || shown.get().then(&view)
 }
 
 /// A yes/no of the stop's view as a reactive closure (one closure type, as [`stop_text`]).

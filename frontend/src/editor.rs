@@ -412,9 +412,10 @@ pub fn Outline(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> imp
                 inner_html=move || analysis.with(outline_html)
                 on:click=move |ev| reveal_clicked(&ev, textarea)
             ></ul>
-            <Show when=move || analysis.with(|a| a.outline.is_empty())>
-                <p class="empty">"No classes or functions yet."</p>
-            </Show>
+            {crate::debugger::when(
+                move || analysis.with(|a| a.outline.is_empty()),
+                || view! { <p class="empty">"No classes or functions yet."</p> },
+            )}
         </nav>
     }
 }

@@ -242,15 +242,20 @@ pub fn NeuralPanel(
                 " "
                 <kbd aria-hidden="true">"m"</kbd>
             </button>
-            <Show when=move || mode.on.get()>
-                <section
-                    class="neural-panel"
-                    data-testid="neural-panel"
-                    aria-label="Neural debugger"
-                    aria-live="polite"
-                    inner_html=move || panel.with(panel_html)
-                />
-            </Show>
+            {crate::debugger::when(
+                move || mode.on.get(),
+                move || {
+                    view! {
+                        <section
+                            class="neural-panel"
+                            data-testid="neural-panel"
+                            aria-label="Neural debugger"
+                            aria-live="polite"
+                            inner_html=move || panel.with(panel_html)
+                        />
+                    }
+                },
+            )}
         </div>
     }
 }
