@@ -141,6 +141,39 @@ enum SocketEvent {
     Closed(String),
 }
 
+/// Which of the socket's events a callback reports.
+#[derive(Clone, Copy)]
+enum Callback {
+    Open,
+    Message,
+    Close,
+}
+
+/// One closure type for every socket callback: each distinct closure costs the bundle its
+/// own wasm-bindgen glue.
+fn socket_callback(tx: &UnboundedSender<SocketEvent>, kind: Callback) -> Closure<dyn FnMut(web_sys::Event)> {
+    let tx = tx.clone();
+    Closure::new(move |event: web_sys::Event| {
+        let message = match kind {
+            Callback::Open => SocketEvent::Open,
+            Callback::Message => match event
+                .dyn_ref::<web_sys::MessageEvent>()
+                .and_then(|m| m.data().as_string())
+            {
+                Some(text) => SocketEvent::Message(text),
+                None => return,
+            },
+            Callback::Close => SocketEvent::Closed(
+                event
+                    .dyn_ref::<web_sys::CloseEvent>()
+                    .map(web_sys::CloseEvent::reason)
+                    .unwrap_or_default(),
+            ),
+        };
+        let _ = tx.unbounded_send(message);
+    })
+}
+
 /// An open trace socket: its callbacks live as long as it does, and dropping it closes it.
 struct TraceSocket {
     socket: web_sys::WebSocket,
@@ -169,40 +202,12 @@ impl TraceSocket {
         let socket = web_sys::WebSocket::new(url).ok()?;
         let (tx, rx) = unbounded();
         let tx_for_cancel = tx.clone();
-        let on_open = {
-            let tx = tx.clone();
-            Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
-                let _ = tx.unbounded_send(SocketEvent::Open);
-            })
-        };
-        let on_message = {
-            let tx = tx.clone();
-            Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
-                if let Some(text) = event
-                    .dyn_ref::<web_sys::MessageEvent>()
-                    .and_then(|m| m.data().as_string())
-                {
-                    let _ = tx.unbounded_send(SocketEvent::Message(text));
-                }
-            })
-        };
-        let on_close = {
-            let tx = tx.clone();
-            Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
-                let reason = event
-                    .dyn_ref::<web_sys::CloseEvent>()
-                    .map(web_sys::CloseEvent::reason)
-                    .unwrap_or_default();
-                let _ = tx.unbounded_send(SocketEvent::Closed(reason));
-            })
-        };
-        // A socket the page's Content-Security-Policy blocks reports an error and no close.
-        let on_error = {
-            let tx = tx.clone();
-            Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
-                let _ = tx.unbounded_send(SocketEvent::Closed(String::new()));
-            })
-        };
+        let on_open = socket_callback(&tx, Callback::Open);
+        let on_message = socket_callback(&tx, Callback::Message);
+        let on_close = socket_callback(&tx, Callback::Close);
+        // A socket the page's Content-Security-Policy blocks reports an error and no close
+        // (an error event has no reason: it reads as a close without one).
+        let on_error = socket_callback(&tx, Callback::Close);
         let open_timeout = Closure::<dyn FnMut()>::new(move || {
             let _ = tx.unbounded_send(SocketEvent::OpenTimedOut);
         });

@@ -564,7 +564,12 @@ fn gallery_html() -> String {
 
 /// A one-line message paragraph: every message of the page renders through this one view
 /// type, so Leptos compiles it once.
-pub(crate) fn message(class: &'static str, role: &'static str, test_id: Option<&'static str>, text: String) -> impl IntoView {
+pub(crate) fn message(
+    class: &'static str,
+    role: &'static str,
+    test_id: Option<&'static str>,
+    text: String,
+) -> impl IntoView {
     view! { <p class=class role=role data-testid=test_id>{text}</p> }
 }
 

@@ -625,6 +625,37 @@ mod tests {
     }
 
     #[test]
+    fn the_panel_html_escapes_text_and_keeps_the_test_ids() {
+        let real = state(StopKind::Line, 3, 1, &[("x", "<b>&")], None);
+        let panel = PanelState {
+            action: Some(Action::StepOver),
+            from_line: Some(2),
+            model: "tiny".into(),
+            tokens: vec![String::new()],
+            result: Some(Ok(PredictEnd {
+                predictions: vec![prediction(Some(real.clone()), true, None)],
+                actual: real,
+            })),
+        };
+        let html = panel_html(&panel);
+        assert!(html.contains(r#"data-testid="neural-verdict">✓"#), "{html}");
+        assert!(
+            html.contains(r#"<strong data-testid="neural-real-line">3</strong>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<pre class="neural-tokens" data-testid="neural-tokens" hidden>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains("<code>&lt;b&gt;&amp;</code>") && !html.contains("<b>"),
+            "{html}"
+        );
+        let idle = panel_html(&PanelState::default());
+        assert!(idle.contains(r#"<ul class="" data-testid="" hidden>"#), "{idle}");
+    }
+
+    #[test]
     fn module_level_compares_globals_and_values_are_labelled() {
         let real = state(StopKind::Return, 2, 1, &[], Some("3"));
         let predicted = state(StopKind::Line, 2, 1, &[], None);

@@ -41,6 +41,10 @@ pub struct CorpusArgs {
     /// CruxEval problems whose near-copies are left out (`none` to skip).
     #[arg(long, value_name = "FILE", default_value = CRUXEVAL)]
     pub cruxeval: String,
+    /// Also add real functions from the permissively licensed wheels in DIR
+    /// (`python3 -m pip download more-itertools --no-deps -d DIR`), called with generated arguments.
+    #[arg(long, value_name = "DIR")]
+    pub pypi: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -199,7 +203,23 @@ pub async fn corpus(
         policy: Policy::default(),
         heldout_every: 10,
     };
-    let stats = corpus::build(&config, tracer, &reference).await?;
+    let real = match &args.pypi {
+        Some(dir) => {
+            let found = super::pypi::load_dir(dir, args.seed)?;
+            for note in &found.notes {
+                eprintln!("{note}");
+            }
+            eprintln!(
+                "{} real functions from {} wheels ({} top-level functions seen)",
+                found.programs.len(),
+                found.archives_used,
+                found.functions_seen
+            );
+            found.programs
+        }
+        None => Vec::new(),
+    };
+    let stats = corpus::build_with(&config, tracer, &reference, real).await?;
     eprintln!("{}", serde_json::to_string_pretty(&stats)?);
     Ok(ExitCode::SUCCESS)
 }

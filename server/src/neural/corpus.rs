@@ -25,6 +25,7 @@ use tokio::task::JoinSet;
 use super::dedup::Reference;
 use super::generator::{Curriculum, Program, generate};
 use super::policy::Policy;
+use super::pypi::PYPI_LEVEL;
 use crate::runner::Tracer;
 
 /// What to build.
@@ -48,6 +49,10 @@ pub struct CorpusStats {
     pub near_copies_dropped: u64,
     pub duplicates_dropped: u64,
     pub untraceable_dropped: u64,
+    /// Real-function programs (`--pypi`) offered to the pipeline.
+    pub pypi_programs: u64,
+    /// Real-function programs whose call failed on a missing name, import or argument type.
+    pub pypi_call_errors_dropped: u64,
     pub train_programs: u64,
     pub heldout_programs: u64,
     pub train_trajectories: u64,
@@ -61,6 +66,8 @@ struct ProgramRecord<'a> {
     seed: u64,
     level: u8,
     split: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    origin: Option<&'static str>,
     events: usize,
     outcome: &'a Outcome,
     source: &'a str,
@@ -88,6 +95,17 @@ fn source_hash(source: &str) -> u64 {
 
 /// Builds the corpus into `config.out`.
 pub async fn build(config: &CorpusConfig, tracer: Arc<Tracer>, reference: &Reference) -> anyhow::Result<CorpusStats> {
+    build_with(config, tracer, reference, Vec::new()).await
+}
+
+/// Builds the corpus from the generated programs followed by `real` ones (real functions
+/// called with generated arguments, see [`super::pypi`]), which pass the same checks.
+pub async fn build_with(
+    config: &CorpusConfig,
+    tracer: Arc<Tracer>,
+    reference: &Reference,
+    real: Vec<Program>,
+) -> anyhow::Result<CorpusStats> {
     std::fs::create_dir_all(&config.out)?;
     let mut programs_out = writer(&config.out, "programs.jsonl")?;
     let mut train_out = writer(&config.out, "train.jsonl")?;
@@ -95,16 +113,19 @@ pub async fn build(config: &CorpusConfig, tracer: Arc<Tracer>, reference: &Refer
     let mut stats = CorpusStats::default();
     let mut seen = HashSet::new();
 
-    let bar = ProgressBar::new(config.programs);
+    let bar = ProgressBar::new(config.programs + real.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} programs {per_sec} eta {eta} {msg}")
             .expect("a valid template"),
     );
 
     let mut candidates: Vec<Program> = Vec::new();
-    for i in 0..config.programs {
-        let program = generate(config.seed + i, level_for(i, config.programs));
-        stats.generated += 1;
+    stats.pypi_programs = real.len() as u64;
+    let generated = (0..config.programs).map(|i| generate(config.seed + i, level_for(i, config.programs)));
+    for (i, program) in generated.chain(real).enumerate() {
+        if (i as u64) < config.programs {
+            stats.generated += 1;
+        }
         if reference.near_copy(&program.source).is_some() {
             stats.near_copies_dropped += 1;
             continue;
@@ -139,6 +160,11 @@ pub async fn build(config: &CorpusConfig, tracer: Arc<Tracer>, reference: &Refer
                     continue;
                 }
             };
+            let is_real = program.level == PYPI_LEVEL;
+            if is_real && call_failed(&trace.outcome) {
+                stats.pypi_call_errors_dropped += 1;
+                continue;
+            }
             let heldout = source_hash(&program.source).is_multiple_of(config.heldout_every.max(2));
             let outcome = trace.outcome.clone();
             let tree = StateTree::new(trace)?;
@@ -150,6 +176,7 @@ pub async fn build(config: &CorpusConfig, tracer: Arc<Tracer>, reference: &Refer
                     seed: program.seed,
                     level: program.level,
                     split,
+                    origin: is_real.then_some("pypi"),
                     events: tree.len(),
                     outcome: &outcome,
                     source: &program.source,
@@ -208,6 +235,16 @@ pub async fn build(config: &CorpusConfig, tracer: Arc<Tracer>, reference: &Refer
         serde_json::to_string_pretty(&manifest)?,
     )?;
     Ok(stats)
+}
+
+/// A real function's call that cannot work here (a name from a sibling module, an
+/// uninstalled import, arguments of the wrong type) teaches nothing about the function.
+fn call_failed(outcome: &Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::UncaughtException { exception_type, .. }
+            if matches!(exception_type.as_str(), "NameError" | "ImportError" | "ModuleNotFoundError" | "TypeError")
+    )
 }
 
 /// Runs that end normally or with the program's own exception make good examples;

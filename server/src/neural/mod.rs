@@ -12,5 +12,6 @@ pub mod infer;
 pub mod model;
 pub mod plot;
 pub mod policy;
+pub mod pypi;
 pub mod tokenizer;
 pub mod train;

@@ -491,11 +491,50 @@ static VALUE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
-/// Concrete values a report quotes (shapes, decimals, nan/inf), normalised.
+/// The values the report says it saw: its observed output, else the problem text before
+/// it turns to what was expected.
+fn reported_values(report: &RestructuredReport) -> BTreeSet<String> {
+    static EXPECTATION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\b(?:expected|expect|should|instead)\b").expect("a valid pattern"));
+    let observed = quoted_values(&report.observed);
+    if !observed.is_empty() {
+        return observed;
+    }
+    let before = EXPECTATION
+        .find(&report.problem)
+        .map_or(report.problem.as_str(), |m| &report.problem[..m.start()]);
+    quoted_values(before)
+}
+
+/// A report about a warning is shown by a run that prints one, NaNs or not.
+pub fn align_with_report(report: &RestructuredReport, run: &mut RunObservation) {
+    if report.symptom.class == SymptomClass::Warning
+        && matches!(run.termination, Termination::Exited(0))
+        && run.symptom.cues.iter().any(|c| c == "warning")
+    {
+        run.symptom.class = SymptomClass::Warning;
+    }
+}
+
+/// A printed integer array such as numpy's `[[ 70 180   4  54]]`.
+static INT_ARRAY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[[\[\s]*-?\d+(?:[\s,]+-?\d+)+[\]\s]*\]").expect("a valid pattern"));
+
+/// Concrete values a report quotes (shapes, decimals, nan/inf, integer arrays), normalised.
 fn quoted_values(text: &str) -> BTreeSet<String> {
+    let arrays = INT_ARRAY.find_iter(text).map(|m| {
+        // numpy pads columns; compare the numbers, not the spacing.
+        let numbers: Vec<&str> = m
+            .as_str()
+            .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+            .filter(|t| !t.is_empty())
+            .collect();
+        format!("[{}]", numbers.join(" "))
+    });
     VALUE
         .find_iter(text)
         .map(|m| m.as_str().to_lowercase().replace(' ', "").replace(",)", ")"))
+        .chain(arrays)
         .collect()
 }
 
@@ -552,7 +591,7 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
         }
         _ => {
             let crashed = !matches!(run.termination, Termination::Exited(0));
-            let values = quoted_values(&report.observed);
+            let values = reported_values(report);
             let seen_values = quoted_values(&output);
             let value_match = if values.is_empty() {
                 0.0
@@ -737,6 +776,7 @@ pub async fn runtime(
         v.approximated = true;
         return (v, Some(run));
     }
+    align_with_report(report, &mut run);
     let (score, mut detail) = score_run(report, &run);
     if let Termination::Stopped(limit) = run.termination {
         let _ = write!(
@@ -849,5 +889,38 @@ mod tests {
         assert!(score >= ACCEPT_SCORE, "{score}");
         let (score, _) = score_run(&nan, &observe(Termination::Exited(0), "step 0 loss: 0.25\n", "", 1));
         assert!(score < ACCEPT_SCORE, "{score}");
+    }
+
+    #[test]
+    fn printed_integer_arrays_are_compared_without_padding() {
+        let values = quoted_values("prints `[[ 70 180   4  54]]` instead");
+        assert!(values.contains("[70 180 4 54]"), "{values:?}");
+        let wrapped = restructure_rules(&BugReport {
+            title: "bright pixels wrap around".into(),
+            description: "it prints `[[ 70 180   4  54]]`. Expected `[[ 70 180 255 255]]`.".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(reported_values(&wrapped).len(), 1, "{:?}", reported_values(&wrapped));
+        let run = observe(Termination::Exited(0), "[[ 70 180   4  54]]\n", "", 1);
+        let (score, _) = score_run(&wrapped, &run);
+        assert!(score >= ACCEPT_SCORE, "{score}");
+        let (score, _) = score_run(&wrapped, &observe(Termination::Exited(0), "[[ 70 180 255 255]]\n", "", 1));
+        assert!(score < ACCEPT_SCORE, "{score}");
+    }
+
+    #[test]
+    fn a_printed_warning_shows_a_warning_report() {
+        let report = restructure_rules(&BugReport {
+            title: "RuntimeWarning: Mean of empty slice, and the loss is nan".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(report.symptom.class, SymptomClass::Warning);
+        let stderr = "x.py:3: RuntimeWarning: Mean of empty slice.\n";
+        let mut run = observe(Termination::Exited(0), "loss nan\n", stderr, 1);
+        align_with_report(&report, &mut run);
+        assert_eq!(run.symptom.class, SymptomClass::Warning);
+        let mut quiet = observe(Termination::Exited(0), "loss nan\n", "", 1);
+        align_with_report(&report, &mut quiet);
+        assert_ne!(quiet.symptom.class, SymptomClass::Warning);
     }
 }

@@ -389,6 +389,28 @@ fn collect_definitions(node: Node<'_>, source: &str, prefix: &str, into: &mut Ve
                 }
             }
             "ERROR" => collect_definitions(child, source, prefix, into),
+            // Module-level constants (`CONFIG = {...}`) are definitions too: code that uses them
+            // fails with NameError without them.
+            "expression_statement" if prefix.is_empty() => {
+                let Some(assignment) = child.named_child(0).filter(|n| n.kind() == "assignment") else {
+                    continue;
+                };
+                let Some(name) = assignment
+                    .child_by_field_name("left")
+                    .filter(|n| n.kind() == "identifier")
+                    .and_then(|n| n.utf8_text(source.as_bytes()).ok())
+                else {
+                    continue;
+                };
+                let (start_line, end_line) = lines_of(child);
+                into.push(Definition {
+                    name: name.to_owned(),
+                    start_line,
+                    end_line,
+                    is_class: false,
+                    header: String::new(),
+                });
+            }
             _ => {}
         }
     }
@@ -677,4 +699,30 @@ fn classes_around(module: &ModuleInfo, start: u32, end: u32) -> Vec<String> {
 /// the project functions and classes it calls, grouped by module.
 pub fn with_dependencies(project: &Project, path: &str, start_line: u32, end_line: u32) -> String {
     ProjectIndex::new(project).context(path, &[(start_line, end_line)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repro::project::SourceFile;
+
+    #[test]
+    fn module_level_constants_are_dependencies() {
+        let project = Project {
+            files: vec![
+                SourceFile {
+                    path: "config.py".into(),
+                    text: "import os\n\nCONFIG = {\n    \"lr\": 0.1,\n}\nUNUSED = 3\n".into(),
+                },
+                SourceFile {
+                    path: "train.py".into(),
+                    text: "from config import CONFIG\n\n\ndef train():\n    return CONFIG[\"lr\"]\n".into(),
+                },
+            ],
+            ..Project::default()
+        };
+        let code = with_dependencies(&project, "train.py", 4, 5);
+        assert!(code.contains("CONFIG = {\n    \"lr\": 0.1,\n}"), "{code}");
+        assert!(!code.contains("UNUSED"), "{code}");
+    }
 }

@@ -328,6 +328,44 @@ fn shape_literal(shape: &[usize]) -> String {
     }
 }
 
+/// Synthetic data for one `np.load(...)`: the shape and dtype its line states (`dtype=int`,
+/// a trailing `# (120, 8)` or `# digits 0..9`) win over the report-wide shape.
+fn synthetic_array(call: &str, line_rest: &str, shape: &[usize]) -> String {
+    static COMMENT_SHAPE: LazyLock<Regex> = LazyLock::new(|| re(r"#.*?\((\d+(?:\s*,\s*\d+)*)\s*,?\s*\)"));
+    static RANGE: LazyLock<Regex> = LazyLock::new(|| re(r"\b(\d+)\s*(?:\.\.|-|to)\s*(\d+)\b"));
+    static INTEGER: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)(?:dtype\s*=\s*(?:np\.)?u?int|\bu?int(?:8|16|32|64)?\b|\blabels?\b|\bclass(?:es)?\b|\bdigits?\b)"));
+    let comment = line_rest.find('#').map_or("", |i| &line_rest[i..]);
+    let stated: Option<Vec<usize>> = COMMENT_SHAPE.captures(comment).and_then(|c| {
+        c[1].split(',')
+            .map(|d| d.trim().parse::<usize>().ok().filter(|&d| d > 0 && d <= 100_000))
+            .collect()
+    });
+    let hint = format!("{call} {comment}");
+    let integer = INTEGER.is_match(&hint);
+    let shape = stated.unwrap_or_else(|| {
+        // Integer labels read from a file are one value per row.
+        if integer {
+            vec![shape.first().copied().unwrap_or(100)]
+        } else {
+            shape.to_vec()
+        }
+    });
+    let literal = shape_literal(&shape);
+    if hint.contains("uint8") {
+        return format!("np.random.default_rng(0).integers(0, 256, {literal}).astype(np.uint8)");
+    }
+    if integer {
+        let (low, high) = RANGE
+            .captures(comment)
+            .and_then(|c| Some((c[1].parse::<i64>().ok()?, c[2].parse::<i64>().ok()?)))
+            .filter(|(low, high)| low < high)
+            .unwrap_or((0, 9));
+        return format!("np.random.default_rng(0).integers({low}, {}, {literal})", high + 1);
+    }
+    format!("np.random.default_rng(0).standard_normal({literal})")
+}
+
 /// Replaces reads of data files that are not here with synthetic data of the inferred shape.
 fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<String> {
     static NP_LOAD: LazyLock<Regex> = LazyLock::new(|| {
@@ -345,12 +383,15 @@ fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<String> {
     let mut replaced = Vec::new();
     let literal = shape_literal(shape);
     let available = |path: &str| path.starts_with("/usr/");
-    let new = NP_LOAD.replace_all(code, |c: &Captures<'_>| {
+    let source = code.as_str();
+    let new = NP_LOAD.replace_all(source, |c: &Captures<'_>| {
         if available(&c[3]) {
             return c[0].to_owned();
         }
         replaced.push(c[3].to_owned());
-        format!("np.random.default_rng(0).standard_normal({literal})")
+        let whole = c.get(0).expect("the whole match");
+        let line_rest = source[whole.end()..].split('\n').next().unwrap_or("");
+        synthetic_array(whole.as_str(), line_rest, shape)
     });
     let mut new = new.into_owned();
     let mut columns: Vec<String> = Vec::new();
@@ -541,7 +582,7 @@ fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
             .iter()
             .any(|name| Regex::new(&format!(r"\b{}\b", regex::escape(name))).is_ok_and(|r| r.is_match(&joined)));
         if snippets.is_empty() || used {
-            code.push_str(&context.code);
+            code.push_str(&entry_last(&context.code));
             code.push_str("\n\n");
             edits.push(format!(
                 "took `{}` from {} (lines {}-{}) with its dependencies",
@@ -584,6 +625,37 @@ fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
         edits.push("the report has no code: wrote a skeleton that cannot show the bug by itself".to_owned());
     }
     (code, edits)
+}
+
+/// A context lists its own file first, then the definitions it uses: when that file runs
+/// code at module level, it goes last so the definitions exist when it runs.
+fn entry_last(context_code: &str) -> String {
+    let mut blocks: Vec<String> = Vec::new();
+    for line in context_code.lines() {
+        if (line.starts_with("# --- ") && line.ends_with(" ---")) || blocks.is_empty() {
+            blocks.push(String::new());
+        }
+        if let Some(block) = blocks.last_mut() {
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    let runs_code = |block: &str| {
+        block.lines().skip(1).any(|l| {
+            !l.trim().is_empty()
+                && !l.starts_with([' ', '\t', '#', '@', ')', ']', '}'])
+                && !["def ", "class ", "import ", "from ", "async def "].iter().any(|k| l.starts_with(k))
+        })
+    };
+    if blocks.len() < 2 || !runs_code(&blocks[0]) {
+        return context_code.to_owned();
+    }
+    blocks.rotate_left(1);
+    let mut out = blocks.concat();
+    if !context_code.ends_with('\n') {
+        out.pop();
+    }
+    out
 }
 
 /// Calls the context's top-level functions that nothing calls (at most the last two, the
@@ -1386,6 +1458,25 @@ mod tests {
         );
         assert!(project_definition(&project, "BIG").is_none());
         assert!(project_definition(&project, "missing").is_none());
+    }
+
+    #[test]
+    fn synthetic_data_follows_the_shapes_and_dtypes_a_line_states() {
+        let mut code = "X = np.load(\"f.npy\")   # (120, 8)\ny = np.load(\"t.npy\")  # (120,)\nl = np.loadtxt(\"l.txt\", dtype=int)  # digits 0..9\ni = np.load(\"i.npy\")  # (5, 28, 28) uint8\n".to_owned();
+        synthesize_data(&mut code, &[100, 4]).unwrap();
+        assert!(code.contains("standard_normal((120, 8))"), "{code}");
+        assert!(code.contains("standard_normal((120,))"), "{code}");
+        assert!(code.contains("integers(0, 10, (100,))"), "{code}");
+        assert!(code.contains("integers(0, 256, (5, 28, 28)).astype(np.uint8)"), "{code}");
+    }
+
+    #[test]
+    fn module_level_entry_code_goes_after_the_definitions_it_uses() {
+        let context = "# --- main.py ---\nimport numpy as np\nm = Linear(3)\n\n# --- linear.py ---\nclass Linear:\n    pass\n";
+        let code = entry_last(context);
+        assert!(code.find("class Linear").unwrap() < code.find("m = Linear(3)").unwrap(), "{code}");
+        let defs_only = "# --- a.py ---\ndef f():\n    return g()\n\n# --- b.py ---\ndef g():\n    return 1\n";
+        assert_eq!(entry_last(defs_only), defs_only);
     }
 
     #[test]

@@ -106,7 +106,7 @@ static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
         ("leakage", r"(?i)\bleak(?:age|s|ed|ing)?\b"),
         (
             "slow",
-            r"(?i)(?:\bslow|takes? (?:too )?long|\bspeed\b|memory (?:usage|leak|grows)|\boom\b|out of memory)",
+            r"(?i)(?:\bslow(?:s|ly|ness|[- ]?downs?)?\b|\bslower than\b|takes? (?:too )?long|takes? forever|still running after|\bspeed\b|memory (?:usage|leak|grows)|\boom\b|out of memory)",
         ),
         ("warning", r"(?:Warning\b|(?i)\bwarnings?\b)"),
         (
@@ -116,8 +116,21 @@ static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
         ("negative", r"(?i)\bnegative\b"),
         ("zero", r"(?i)(?:divide by zero|division by zero|\bzeros?\b)"),
         ("learning_rate", r"(?i)(?:learning[ _]rate|\blr\b)"),
-        ("axis", r"(?i)(?:\baxis\b|\bdim\s*=)"),
-        ("display", r"(?i)(?:\bprint(?:s|ed)? (?:wrong|incorrect)|display(?:s|ed)?|\blogged\b|progress bar|verbose)"),
+        // A hyper-parameter the reporter changed or set, named next to the verb.
+        (
+            "setting",
+            r"(?i)(?:\b(?:after|since|when|once|I(?:\s+only|\s+just)?)\s+(?:chang|increas|decreas|rais|lower|switch|set)\w*\s+(?:the\s+|my\s+)?`?(?:batch[_ ]?size|learning[_ ]rate|\blr\b|momentum|weight[_ ]decay|epochs|seed|dropout)\b|\bseed\b[^.]{0,60}\b(?:not reproducible|different|differ)|\bnot reproducible\b[^.]{0,60}\bseed\b)",
+        ),
+        ("axis", r"(?i)(?:\baxis\b|\bdim\s*=|per (?:row|column|sample|feature)\b|\b(?:rows?|columns?)\b[^.]{0,40}\binstead of\b)"),
+        // Numbers that change the wrong way: growing loss, wrap-around, values collapsing to zero.
+        (
+            "value_trend",
+            r"(?i)(?:\bloss (?:goes|went|grows|increases|keeps increasing)\b|\bloss\b[^.]{0,20}\*?up\*? (?:monotonically|every)|\bwrap(?:s|ped)? around\b|\b(?:values?|pixels?|outputs?|weights?) (?:all )?(?:become|are|turn(?:s|ed)? into) (?:0|zero|nan)\b|\b(?:changes?|drifts?) (?:after|between|across|during) (?:every |each )?epochs?\b)",
+        ),
+        (
+            "display",
+            r"(?i)(?:\bprint(?:s|ed)? (?:wrong|incorrect)|\bprinted as\b|\bnames?\b[^.]{0,40}\b(?:wrong|incorrect|mislabell?ed)|\bprints\b[^.]{0,60}\b(?:wrong|incorrect)\b|display(?:s|ed)?|\blogged\b|progress bar|verbose)",
+        ),
         ("structure", r"(?i)(?:\blayers?\b|architecture|model\.summary|model structure|parameter count)"),
         (
             "wrong_value",
@@ -129,6 +142,14 @@ static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
     .map(|(label, pattern)| Cue { label, pattern: re(pattern) })
     .collect()
 });
+
+/// A warning's own message in a report's first line: the warning is the complaint.
+static WARNING_HEADLINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:\b[A-Z]\w*Warning:|(?i)\bencountered in \w+|\bmean of empty slice\b|\bdegrees of freedom <= 0\b)")
+});
+/// A network too small or wrongly assembled to learn what it should.
+static CAPACITY_WORDS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(?:can'?t|cannot|unable to|fails? to|never) (?:learn|fit|solve|represent)\b"));
 
 static CRASH_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:traceback|\bcrash(?:es|ed)?\b|\bthrows?\b|\braises?\b|segmentation fault|core dumped|\bexception\b)")
@@ -156,6 +177,9 @@ pub fn classify(text: &str) -> Symptom {
     let wrong = WRONG_WORDS.is_match(text);
     let class = if error_type.is_some() || CRASH_WORDS.is_match(text) {
         SymptomClass::Crash
+    } else if has("setting") {
+        // A changed hyper-parameter explains the numbers that follow (nan, inf, drift).
+        SymptomClass::WrongParameterSetting
     } else if has("nan") || has("inf") || has("exploding") {
         SymptomClass::WrongCalculation
     } else if has("save_reload") {
@@ -164,9 +188,13 @@ pub fn classify(text: &str) -> Symptom {
         SymptomClass::WrongShape
     } else if has("slow") {
         SymptomClass::LowEfficiency
+    } else if has("axis") && wrong {
+        SymptomClass::WrongParameterSetting
+    } else if has("structure") && CAPACITY_WORDS.is_match(text) {
+        SymptomClass::WrongStructure
     } else if has("leakage") || has("not_learning") || (has("accuracy") && DROP_WORDS.is_match(text)) {
         SymptomClass::PerformanceDegradation
-    } else if (has("learning_rate") || has("axis")) && wrong {
+    } else if has("learning_rate") && wrong {
         SymptomClass::WrongParameterSetting
     } else if has("structure") && wrong {
         SymptomClass::WrongStructure
@@ -174,7 +202,7 @@ pub fn classify(text: &str) -> Symptom {
         SymptomClass::WrongDisplayedMessage
     } else if has("warning") {
         SymptomClass::Warning
-    } else if has("wrong_value") || has("negative") || (has("loss") && wrong) {
+    } else if has("wrong_value") || has("value_trend") || has("negative") || (has("loss") && wrong) {
         SymptomClass::WrongCalculation
     } else {
         SymptomClass::Unknown
@@ -252,6 +280,17 @@ static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(?:\d+[.)]|[-*+])\
 static FENCE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?ms)^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*(```|~~~)[ \t]*$"));
 
+/// More words than this make a heading line a title rather than a section name.
+const TITLE_WORDS: usize = 5;
+/// Headings that name a section ("Describe the bug") rather than state the problem.
+static SECTION_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:describ\w*|description|summary|bug|issue|problem|context|details|overview|question)\b")
+});
+/// "Expected: ..." or "Actual output: ..." with the text on the same line.
+static INLINE_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^((?:expected|actual|observed)(?: behaviou?r| result| output)?):\s+(\S.*)$")
+});
+
 fn heading_part(heading: &str) -> Part {
     let h = heading.to_lowercase();
     if h.contains("expect") || h.contains("should") || h.contains("desired") {
@@ -270,7 +309,7 @@ fn heading_part(heading: &str) -> Part {
         || h.contains("traceback")
         || h.contains("stack")
         || h.contains("output")
-        || h.contains("log")
+        || h.split(|c: char| !c.is_alphanumeric()).any(|w| w == "log" || w == "logs")
         || h.contains("result")
     {
         Part::Observed
@@ -381,7 +420,19 @@ pub fn split_free_text(text: &str) -> Sections {
         }
         if let Some(c) = HEADING.captures(line.trim()) {
             let heading = (1..=4).find_map(|i| c.get(i)).map_or("", |m| m.as_str());
+            // Section headings are short; a long one is the issue's title, i.e. the problem.
+            let words = heading.split_whitespace().count();
             part = heading_part(heading);
+            let named_section = SECTION_NAME.is_match(heading);
+            if words > TITLE_WORDS || (part == Part::Problem && words >= 3 && !named_section) {
+                part = Part::Problem;
+                push(&mut sections, part, heading);
+            }
+            continue;
+        }
+        if let Some(c) = INLINE_LABEL.captures(line.trim()) {
+            part = heading_part(&c[1]);
+            push(&mut sections, part, &c[2]);
             continue;
         }
         push(&mut sections, part, line);
@@ -463,7 +514,13 @@ pub fn restructure_rules(report: &BugReport) -> RestructuredReport {
         ));
     }
     // The expected behaviour says what should NOT happen ("no NaN"): leave it out of the symptom.
-    let symptom = classify(&join(&[&problem, &observed]));
+    let mut symptom = classify(&join(&[&problem, &observed]));
+    // A report headed by a warning's own message complains about the warning, not its NaNs.
+    let headline = problem.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    if symptom.class != SymptomClass::Crash && WARNING_HEADLINE.is_match(headline) {
+        symptom.class = SymptomClass::Warning;
+        symptom.error_type = None;
+    }
     let environment = report.environment.frameworks.join(" ");
     let framework = detect_framework(&join(&[&environment, &snippets.join("\n"), &problem, &observed]));
     RestructuredReport {
@@ -667,6 +724,34 @@ mod tests {
             ),
             ("the loss has the wrong sign", SymptomClass::WrongCalculation),
             ("hello there", SymptomClass::Unknown),
+            (
+                "loss goes to inf after I increased batch size to 64",
+                SymptomClass::WrongParameterSetting,
+            ),
+            (
+                "I set seed: 42 but results are not reproducible, accuracy differs every run",
+                SymptomClass::WrongParameterSetting,
+            ),
+            ("the values wrapped around and became black", SymptomClass::WrongCalculation),
+            ("the loss increases every epoch", SymptomClass::WrongCalculation),
+            (
+                "the loss goes up every epoch. Lowering lr only makes it grow slower",
+                SymptomClass::WrongCalculation,
+            ),
+            ("my X_train changes after every epoch", SymptomClass::WrongCalculation),
+            ("predict takes forever on 3k samples", SymptomClass::LowEfficiency),
+            (
+                "the class names it prints are often wrong, dog printed as cat",
+                SymptomClass::WrongDisplayedMessage,
+            ),
+            (
+                "a two-layer network can't learn XOR, the loss is stuck at 0.69",
+                SymptomClass::WrongStructure,
+            ),
+            (
+                "the rows are standardised instead of the columns, accuracy is worse",
+                SymptomClass::WrongParameterSetting,
+            ),
         ];
         for (text, class) in cases {
             assert_eq!(classify(text).class, class, "{text}");
@@ -706,6 +791,31 @@ mod tests {
         assert!(r.symptom.cues.contains(&"nan".to_owned()));
         assert_eq!(r.framework.as_deref(), Some("numpy"));
         assert_eq!(code_snippets(&report).len(), 1);
+    }
+
+    #[test]
+    fn a_long_heading_is_the_title_and_inline_labels_switch_sections() {
+        let text = "# Loss becomes nan after the first epoch (logistic regression)\n\nI train it.\n\n```\nepoch 1 loss nan\n```\n\nExpected: the loss goes down.\n";
+        let sections = split_free_text(text);
+        assert!(sections.problem.starts_with("Loss becomes nan"), "{}", sections.problem);
+        assert!(sections.problem.contains("I train it."), "{}", sections.problem);
+        assert!(sections.observed.contains("loss nan"), "{}", sections.observed);
+        assert_eq!(sections.expected, "the loss goes down.");
+        assert!(!sections.problem.contains("goes down"));
+    }
+
+    #[test]
+    fn a_warning_in_the_headline_makes_a_warning_report() {
+        let report = restructure_rules(&BugReport {
+            free_text: "# \"invalid value encountered in divide\" and NaN features\n\nThe column is constant.\n".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(report.symptom.class, SymptomClass::Warning);
+        let nan = restructure_rules(&BugReport {
+            free_text: "# Loss becomes nan\n\n```\nRuntimeWarning: divide by zero encountered in log\nloss nan\n```\n".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(nan.symptom.class, SymptomClass::WrongCalculation);
     }
 
     #[test]
