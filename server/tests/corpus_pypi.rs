@@ -73,7 +73,13 @@ async fn real_functions_run_in_the_sandbox_and_broken_calls_are_dropped() {
         assert!(record["events"].as_u64().unwrap() > 0);
         assert_eq!(record["outcome"]["kind"], "finished", "{record}");
     }
-    assert!(real.iter().any(|r| r["source"].as_str().unwrap().contains("print(repr(total([")));
-    assert!(real.iter().any(|r| r["source"].as_str().unwrap().contains("print(repr(shout(")));
+    assert!(
+        real.iter()
+            .any(|r| r["source"].as_str().unwrap().contains("print(repr(total(["))
+    );
+    assert!(
+        real.iter()
+            .any(|r| r["source"].as_str().unwrap().contains("print(repr(shout("))
+    );
     assert_eq!(records.len() as u64, stats.train_programs + stats.heldout_programs);
 }

@@ -23,7 +23,9 @@ pub const PYPI_LEVEL: u8 = u8::MAX;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PypiError {
-    #[error("cannot read the package folder {path}: {source}; pass --pypi a folder made by `python3 -m pip download NAME --no-deps -d DIR`")]
+    #[error(
+        "cannot read the package folder {path}: {source}; pass --pypi a folder made by `python3 -m pip download NAME --no-deps -d DIR`"
+    )]
     Folder { path: String, source: std::io::Error },
 }
 
@@ -75,7 +77,9 @@ pub fn add_wheel(name: &str, bytes: &[u8], seed: u64, out: &mut PypiPrograms) {
     let mut files: Vec<(String, String)> = Vec::new();
     for i in 0..archive.len() {
         let Ok(mut file) = archive.by_index(i) else { continue };
-        let Ok(path) = file.name().map(std::borrow::Cow::into_owned) else { continue };
+        let Ok(path) = file.name().map(std::borrow::Cow::into_owned) else {
+            continue;
+        };
         let wanted = has_extension(&path, "py") || path.ends_with(".dist-info/METADATA");
         let mut text = String::new();
         if wanted && file.read_to_string(&mut text).is_ok() {
@@ -88,7 +92,9 @@ pub fn add_wheel(name: &str, bytes: &[u8], seed: u64, out: &mut PypiPrograms) {
         return;
     };
     if let Err(license) = permissive(metadata) {
-        out.notes.push(format!("{name}: skipped (license {license:?} is not MIT, BSD, Apache, PSF or ISC)"));
+        out.notes.push(format!(
+            "{name}: skipped (license {license:?} is not MIT, BSD, Apache, PSF or ISC)"
+        ));
         return;
     }
     out.archives_used += 1;
@@ -127,11 +133,7 @@ fn permissive(metadata: &str) -> Result<(), String> {
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|word| matches!(word, "MIT" | "BSD" | "0BSD" | "Apache" | "PSF" | "ISC"))
     });
-    if is_permissive {
-        Ok(())
-    } else {
-        Err(found.join("; "))
-    }
+    if is_permissive { Ok(()) } else { Err(found.join("; ")) }
 }
 
 fn has_extension(path: &str, extension: &str) -> bool {
@@ -156,7 +158,9 @@ struct Callable {
 
 /// The eligible top-level functions of a module (name, callable), counting all it sees.
 fn module_programs(source: &str, seen: &mut u64) -> Vec<(String, Callable)> {
-    let Some(tree) = chunk::parse(source) else { return Vec::new() };
+    let Some(tree) = chunk::parse(source) else {
+        return Vec::new();
+    };
     let root = tree.root_node();
     let text = |node: Node<'_>| source[node.byte_range()].to_owned();
     let mut prefix = String::new();
@@ -184,8 +188,13 @@ fn module_programs(source: &str, seen: &mut u64) -> Vec<(String, Callable)> {
         }
         *seen += 1;
         let function = text(node);
-        let Some(name) = node.child_by_field_name("name").map(text) else { continue };
-        let Some(params) = node.child_by_field_name("parameters").and_then(|p| required_params(p, source)) else {
+        let Some(name) = node.child_by_field_name("name").map(text) else {
+            continue;
+        };
+        let Some(params) = node
+            .child_by_field_name("parameters")
+            .and_then(|p| required_params(p, source))
+        else {
             continue;
         };
         let eligible = !function.starts_with("async")
@@ -247,8 +256,8 @@ impl Callable {
 fn argument(param: &str, rng: &mut ChaCha8Rng) -> String {
     let lower = param.to_ascii_lowercase();
     match lower.as_str() {
-        "n" | "k" | "i" | "j" | "m" | "size" | "count" | "times" | "width" | "index" | "start" | "stop"
-        | "step" | "num" | "number" | "length" => rng.random_range(0..6).to_string(),
+        "n" | "k" | "i" | "j" | "m" | "size" | "count" | "times" | "width" | "index" | "start" | "stop" | "step"
+        | "num" | "number" | "length" => rng.random_range(0..6).to_string(),
         "s" | "text" | "string" | "word" | "name" | "sep" | "prefix" | "suffix" | "char" | "line" => {
             format!("{:?}", WORDS[rng.random_range(0..WORDS.len())])
         }
@@ -269,7 +278,9 @@ fn list(rng: &mut ChaCha8Rng) -> String {
     let items: Vec<String> = if rng.random_bool(0.7) {
         (0..len).map(|_| rng.random_range(-3..10).to_string()).collect()
     } else {
-        (0..len).map(|_| format!("{:?}", WORDS[rng.random_range(0..WORDS.len())])).collect()
+        (0..len)
+            .map(|_| format!("{:?}", WORDS[rng.random_range(0..WORDS.len())]))
+            .collect()
     };
     format!("[{}]", items.join(", "))
 }
@@ -290,7 +301,11 @@ def gen(it):\n    yield from it\n";
         let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
         let options = zip::write::SimpleFileOptions::default();
         writer.start_file("toy-1.0.dist-info/METADATA", options).unwrap();
-        write!(writer, "Metadata-Version: 2.1\nName: toy\n{license}\n\nA toy. License: MIT in prose.\n").unwrap();
+        write!(
+            writer,
+            "Metadata-Version: 2.1\nName: toy\n{license}\n\nA toy. License: MIT in prose.\n"
+        )
+        .unwrap();
         writer.start_file("toy/core.py", options).unwrap();
         writer.write_all(MODULE.as_bytes()).unwrap();
         writer.finish().unwrap().into_inner()
@@ -305,11 +320,24 @@ def gen(it):\n    yield from it\n";
         assert_eq!(out.programs.len(), 2, "{out:?}");
         let first = &out.programs[0].source;
         assert!(first.starts_with("import math\n"), "{first}");
-        assert!(!first.contains("from .sibling"), "relative imports cannot run alone: {first}");
-        assert!(first.contains("def first(xs):") && first.contains("print(repr(first(["), "{first}");
+        assert!(
+            !first.contains("from .sibling"),
+            "relative imports cannot run alone: {first}"
+        );
+        assert!(
+            first.contains("def first(xs):") && first.contains("print(repr(first(["),
+            "{first}"
+        );
         let scale = &out.programs[1].source;
-        assert!(scale.contains("def scale(n, factor=2):") && scale.contains("print(repr(scale("), "{scale}");
-        assert!(out.programs.iter().all(|p| p.level == PYPI_LEVEL && !p.source.contains("spread(")));
+        assert!(
+            scale.contains("def scale(n, factor=2):") && scale.contains("print(repr(scale("),
+            "{scale}"
+        );
+        assert!(
+            out.programs
+                .iter()
+                .all(|p| p.level == PYPI_LEVEL && !p.source.contains("spread("))
+        );
     }
 
     #[test]

@@ -904,7 +904,10 @@ mod tests {
         let run = observe(Termination::Exited(0), "[[ 70 180   4  54]]\n", "", 1);
         let (score, _) = score_run(&wrapped, &run);
         assert!(score >= ACCEPT_SCORE, "{score}");
-        let (score, _) = score_run(&wrapped, &observe(Termination::Exited(0), "[[ 70 180 255 255]]\n", "", 1));
+        let (score, _) = score_run(
+            &wrapped,
+            &observe(Termination::Exited(0), "[[ 70 180 255 255]]\n", "", 1),
+        );
         assert!(score < ACCEPT_SCORE, "{score}");
     }
 

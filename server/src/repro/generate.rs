@@ -333,8 +333,9 @@ fn shape_literal(shape: &[usize]) -> String {
 fn synthetic_array(call: &str, line_rest: &str, shape: &[usize]) -> String {
     static COMMENT_SHAPE: LazyLock<Regex> = LazyLock::new(|| re(r"#.*?\((\d+(?:\s*,\s*\d+)*)\s*,?\s*\)"));
     static RANGE: LazyLock<Regex> = LazyLock::new(|| re(r"\b(\d+)\s*(?:\.\.|-|to)\s*(\d+)\b"));
-    static INTEGER: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)(?:dtype\s*=\s*(?:np\.)?u?int|\bu?int(?:8|16|32|64)?\b|\blabels?\b|\bclass(?:es)?\b|\bdigits?\b)"));
+    static INTEGER: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)(?:dtype\s*=\s*(?:np\.)?u?int|\bu?int(?:8|16|32|64)?\b|\blabels?\b|\bclass(?:es)?\b|\bdigits?\b)")
+    });
     let comment = line_rest.find('#').map_or("", |i| &line_rest[i..]);
     let stated: Option<Vec<usize>> = COMMENT_SHAPE.captures(comment).and_then(|c| {
         c[1].split(',')
@@ -644,7 +645,9 @@ fn entry_last(context_code: &str) -> String {
         block.lines().skip(1).any(|l| {
             !l.trim().is_empty()
                 && !l.starts_with([' ', '\t', '#', '@', ')', ']', '}'])
-                && !["def ", "class ", "import ", "from ", "async def "].iter().any(|k| l.starts_with(k))
+                && !["def ", "class ", "import ", "from ", "async def "]
+                    .iter()
+                    .any(|k| l.starts_with(k))
         })
     };
     if blocks.len() < 2 || !runs_code(&blocks[0]) {
@@ -1467,14 +1470,21 @@ mod tests {
         assert!(code.contains("standard_normal((120, 8))"), "{code}");
         assert!(code.contains("standard_normal((120,))"), "{code}");
         assert!(code.contains("integers(0, 10, (100,))"), "{code}");
-        assert!(code.contains("integers(0, 256, (5, 28, 28)).astype(np.uint8)"), "{code}");
+        assert!(
+            code.contains("integers(0, 256, (5, 28, 28)).astype(np.uint8)"),
+            "{code}"
+        );
     }
 
     #[test]
     fn module_level_entry_code_goes_after_the_definitions_it_uses() {
-        let context = "# --- main.py ---\nimport numpy as np\nm = Linear(3)\n\n# --- linear.py ---\nclass Linear:\n    pass\n";
+        let context =
+            "# --- main.py ---\nimport numpy as np\nm = Linear(3)\n\n# --- linear.py ---\nclass Linear:\n    pass\n";
         let code = entry_last(context);
-        assert!(code.find("class Linear").unwrap() < code.find("m = Linear(3)").unwrap(), "{code}");
+        assert!(
+            code.find("class Linear").unwrap() < code.find("m = Linear(3)").unwrap(),
+            "{code}"
+        );
         let defs_only = "# --- a.py ---\ndef f():\n    return g()\n\n# --- b.py ---\ndef g():\n    return 1\n";
         assert_eq!(entry_last(defs_only), defs_only);
     }

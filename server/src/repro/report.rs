@@ -287,9 +287,8 @@ static SECTION_NAME: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(?:describ\w*|description|summary|bug|issue|problem|context|details|overview|question)\b")
 });
 /// "Expected: ..." or "Actual output: ..." with the text on the same line.
-static INLINE_LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)^((?:expected|actual|observed)(?: behaviou?r| result| output)?):\s+(\S.*)$")
-});
+static INLINE_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^((?:expected|actual|observed)(?: behaviou?r| result| output)?):\s+(\S.*)$"));
 
 fn heading_part(heading: &str) -> Part {
     let h = heading.to_lowercase();
@@ -309,7 +308,8 @@ fn heading_part(heading: &str) -> Part {
         || h.contains("traceback")
         || h.contains("stack")
         || h.contains("output")
-        || h.split(|c: char| !c.is_alphanumeric()).any(|w| w == "log" || w == "logs")
+        || h.split(|c: char| !c.is_alphanumeric())
+            .any(|w| w == "log" || w == "logs")
         || h.contains("result")
     {
         Part::Observed
@@ -357,9 +357,53 @@ pub fn looks_like_python(text: &str) -> bool {
     code * 3 >= lines
 }
 
+/// Markdown's other code block: Python indented by four spaces after a blank line becomes
+/// a fence, so it is taken as a snippet like fenced code.
+fn fence_indented_code(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let indented = |l: &str| l.starts_with("    ") || l.starts_with('\t');
+    let mut out = String::new();
+    let mut in_fence = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        let after_blank = i == 0 || lines[i - 1].trim().is_empty();
+        let previous_item = lines[..i]
+            .iter()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| LIST_ITEM.is_match(l));
+        if !in_fence && after_blank && indented(line) && !previous_item {
+            let end = (i..lines.len())
+                .find(|&j| !lines[j].trim().is_empty() && !indented(lines[j]))
+                .unwrap_or(lines.len());
+            let block: Vec<&str> = lines[i..end]
+                .iter()
+                .map(|l| l.strip_prefix("    ").unwrap_or(l.trim_start_matches('\t')))
+                .collect();
+            let body = block.join("\n");
+            if looks_like_python(&body) {
+                let _ = writeln!(out, "```python\n{}\n```", body.trim_end());
+                out.push('\n');
+                i = end;
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+        i += 1;
+    }
+    out
+}
+
 /// Splits pasted issue text at its headings; code fences become snippets, output
 /// fences and stack traces become observed behaviour.
 pub fn split_free_text(text: &str) -> Sections {
+    let fenced = fence_indented_code(text);
+    let text = fenced.as_str();
     let mut sections = Sections::default();
     // Fences first, so headings inside code are not taken as headings.
     let mut prose = String::new();
@@ -732,7 +776,10 @@ mod tests {
                 "I set seed: 42 but results are not reproducible, accuracy differs every run",
                 SymptomClass::WrongParameterSetting,
             ),
-            ("the values wrapped around and became black", SymptomClass::WrongCalculation),
+            (
+                "the values wrapped around and became black",
+                SymptomClass::WrongCalculation,
+            ),
             ("the loss increases every epoch", SymptomClass::WrongCalculation),
             (
                 "the loss goes up every epoch. Lowering lr only makes it grow slower",
@@ -805,6 +852,18 @@ mod tests {
     }
 
     #[test]
+    fn indented_python_is_a_snippet() {
+        let text = "values become 0 like this\n\n    x = imgs.astype(np.int64) // 255\n    print(x.max())\n\nprints `0 1`.\n\n    python run.py --n 3\n";
+        let sections = split_free_text(text);
+        assert_eq!(
+            sections.snippets,
+            vec!["x = imgs.astype(np.int64) // 255\nprint(x.max())".to_owned()]
+        );
+        assert!(sections.problem.contains("prints `0 1`."), "{}", sections.problem);
+        assert!(!sections.problem.contains("astype"), "{}", sections.problem);
+    }
+
+    #[test]
     fn a_warning_in_the_headline_makes_a_warning_report() {
         let report = restructure_rules(&BugReport {
             free_text: "# \"invalid value encountered in divide\" and NaN features\n\nThe column is constant.\n".into(),
@@ -812,7 +871,8 @@ mod tests {
         });
         assert_eq!(report.symptom.class, SymptomClass::Warning);
         let nan = restructure_rules(&BugReport {
-            free_text: "# Loss becomes nan\n\n```\nRuntimeWarning: divide by zero encountered in log\nloss nan\n```\n".into(),
+            free_text: "# Loss becomes nan\n\n```\nRuntimeWarning: divide by zero encountered in log\nloss nan\n```\n"
+                .into(),
             ..BugReport::default()
         });
         assert_eq!(nan.symptom.class, SymptomClass::WrongCalculation);
