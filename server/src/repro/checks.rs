@@ -603,6 +603,9 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
                 + 0.3 * class_or_values
                 + 0.2 * cue_recall
                 + 0.2 * value_match.max(cue_recall);
+            // A silent bug is only shown by a script that runs to the end: one that prints
+            // the symptom and then crashes reproduces a different bug, so it is refined.
+            let score = if crashed { score.min(ACCEPT_SCORE - 0.1) } else { score };
             let seen = if crashed {
                 run.traceback.as_ref().map_or_else(
                     || "it crashed".to_owned(),
@@ -889,6 +892,16 @@ mod tests {
         assert!(score >= ACCEPT_SCORE, "{score}");
         let (score, _) = score_run(&nan, &observe(Termination::Exited(0), "step 0 loss: 0.25\n", "", 1));
         assert!(score < ACCEPT_SCORE, "{score}");
+        let then_crashed = "Traceback (most recent call last):\nTypeError: bad operand\n";
+        let (score, detail) = score_run(
+            &nan,
+            &observe(Termination::Exited(1), "step 0 loss: nan\n", then_crashed, 1),
+        );
+        assert!(
+            score < ACCEPT_SCORE,
+            "printing the symptom then crashing is not a reproduction: {score}"
+        );
+        assert!(detail.contains("TypeError"), "{detail}");
     }
 
     #[test]
