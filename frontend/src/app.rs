@@ -19,6 +19,7 @@ use crate::neural_view::{NeuralMode, NeuralPanel};
 use crate::sharing::{self, LinkTarget};
 use crate::state_tree_view::data_of;
 use crate::syntax::{Analysis, push_escaped};
+use crate::theme::use_theme;
 
 /// The program the editor starts with: a call, a loop, output and input, in a few lines.
 pub const EXAMPLE_PROGRAM: &str = r#"def fib(n):
@@ -39,13 +40,6 @@ print(f"Bye {name}, the total is {total}")
 
 /// Standard input for [`EXAMPLE_PROGRAM`].
 pub const EXAMPLE_STDIN: &str = "Ada\n";
-
-/// Where the chosen theme is remembered.
-const THEME_KEY: &str = "replayground-theme";
-
-fn local_storage() -> Option<web_sys::Storage> {
-    window().local_storage().ok().flatten()
-}
 
 /// The page's state that a share link captures and a run needs.
 #[derive(Debug, Clone, Copy)]
@@ -179,11 +173,7 @@ pub fn App() -> impl IntoView {
     let copied = RwSignal::new(None::<String>);
     let presenting = RwSignal::new(false);
     provide_context(Presenting(presenting));
-    let theme = RwSignal::new(
-        local_storage()
-            .and_then(|s| s.get_item(THEME_KEY).ok().flatten())
-            .unwrap_or_default(),
-    );
+    let toggle_theme = use_theme();
 
     // Open what the address asks for: a fragment view or a short link.
     let location = window().location();
@@ -206,32 +196,6 @@ pub fn App() -> impl IntoView {
         LinkTarget::None => {}
     }
 
-    Effect::new(move |_| {
-        let theme = theme.get();
-        if let Some(root) = document().document_element() {
-            let _ = if theme.is_empty() {
-                root.remove_attribute("data-theme")
-            } else {
-                root.set_attribute("data-theme", &theme)
-            };
-        }
-    });
-    let toggle_theme = move || {
-        let dark_now = match theme.get_untracked().as_str() {
-            "dark" => true,
-            "light" => false,
-            _ => window()
-                .match_media("(prefers-color-scheme: dark)")
-                .ok()
-                .flatten()
-                .is_some_and(|m| m.matches()),
-        };
-        let next = if dark_now { "light" } else { "dark" };
-        if let Some(storage) = local_storage() {
-            let _ = storage.set_item(THEME_KEY, next);
-        }
-        theme.set(next.to_owned());
-    };
     let toggle_presenting = move || {
         presenting.update(|p| *p = !*p);
         if presenting.get_untracked()

@@ -16,6 +16,7 @@ pub mod sharing;
 pub mod state_tree_view;
 pub mod stop_view;
 pub mod syntax;
+pub mod theme;
 pub mod values;
 pub mod wire;
 

@@ -23,9 +23,7 @@ use self::draft::{DRAFT_KEY, Draft, Snippet};
 use self::form::{ReportForm, Upload};
 use self::live::LiveView;
 use self::run::RunState;
-
-/// Where the chosen theme is remembered (the playground's key: one choice for both pages).
-const THEME_KEY: &str = "replayground-theme";
+use crate::theme::{local_storage, use_theme};
 
 /// The example report behind "Fill in an example": a NaN loss from `log(0)` in numpy.
 pub fn example_draft() -> Draft {
@@ -49,10 +47,6 @@ pub fn example_draft() -> Draft {
         hardware: "CPU".into(),
         ..Draft::default()
     }
-}
-
-fn local_storage() -> Option<web_sys::Storage> {
-    window().local_storage().ok().flatten()
 }
 
 fn saved_draft() -> Draft {
@@ -245,37 +239,7 @@ impl ReproPage {
 #[component]
 pub fn ReproApp() -> impl IntoView {
     let page = ReproPage::new();
-    let theme = RwSignal::new(
-        local_storage()
-            .and_then(|s| s.get_item(THEME_KEY).ok().flatten())
-            .unwrap_or_default(),
-    );
-    Effect::new(move |_| {
-        let theme = theme.get();
-        if let Some(root) = document().document_element() {
-            let _ = if theme.is_empty() {
-                root.remove_attribute("data-theme")
-            } else {
-                root.set_attribute("data-theme", &theme)
-            };
-        }
-    });
-    let toggle_theme = move |_| {
-        let dark_now = match theme.get_untracked().as_str() {
-            "dark" => true,
-            "light" => false,
-            _ => window()
-                .match_media("(prefers-color-scheme: dark)")
-                .ok()
-                .flatten()
-                .is_some_and(|m| m.matches()),
-        };
-        let next = if dark_now { "light" } else { "dark" };
-        if let Some(storage) = local_storage() {
-            let _ = storage.set_item(THEME_KEY, next);
-        }
-        theme.set(next.to_owned());
-    };
+    let toggle_theme = use_theme();
 
     // Every change to the draft is saved at once, so a reload or a crash loses nothing.
     Effect::new(move |_| {
@@ -317,7 +281,7 @@ pub fn ReproApp() -> impl IntoView {
                 </div>
                 <nav class="toolbar" aria-label="Page">
                     <a class="button" href="/">"Playground"</a>
-                    <button type="button" data-testid="theme" on:click=toggle_theme>"Theme"</button>
+                    <button type="button" data-testid="theme" on:click=move |_| toggle_theme()>"Theme"</button>
                 </nav>
             </header>
             {move || {
