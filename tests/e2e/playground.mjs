@@ -5,18 +5,9 @@
 // Screenshots of each view go to tests/artifacts/ (git-ignored). With --bench it also
 // measures time to interactive, as a ratio to fetching index.html in the same run.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
+import { $, ARTIFACTS, BASE, check, chromium, failed, shot } from './harness.mjs';
 
-const BASE = (process.env.BASE_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ARTIFACTS = process.env.ARTIFACTS_DIR || path.join(ROOT, 'tests', 'artifacts');
-// playwright-core is pinned in the project-local .tools/ (cargo xtask setup).
-const { chromium } = createRequire(path.join(ROOT, '.tools', 'package.json'))('playwright-core');
 const BENCH = process.argv.includes('--bench');
-mkdirSync(ARTIFACTS, { recursive: true });
 
 const PROGRAM = `def area(w, h):
     result = w * h
@@ -37,21 +28,6 @@ print(total)
 `;
 const BROKEN = PROGRAM.replace('total = 0', 'total = = 0');
 
-const $ = (id) => `[data-testid="${id}"]`;
-let failures = 0;
-async function check(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (error) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${error.stack || error}`);
-  }
-}
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-}
 async function openPage(browser, url = `${BASE}/`) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   const page = await context.newPage();
@@ -302,8 +278,8 @@ try {
 } finally {
   await browser.close();
 }
-if (failures > 0) {
-  console.log(`e2e: ${failures} check(s) failed; screenshots in ${ARTIFACTS}`);
+if (failed() > 0) {
+  console.log(`e2e: ${failed()} check(s) failed; screenshots in ${ARTIFACTS}`);
   process.exit(1);
 }
 console.log(`e2e: all checks passed; screenshots in ${ARTIFACTS}`);

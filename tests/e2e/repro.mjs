@@ -6,17 +6,10 @@
 // Screenshots go to tests/artifacts/repro-*.png.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
-
-const BASE = (process.env.BASE_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ARTIFACTS = process.env.ARTIFACTS_DIR || path.join(ROOT, 'tests', 'artifacts');
-const { chromium } = createRequire(path.join(ROOT, '.tools', 'package.json'))('playwright-core');
-mkdirSync(ARTIFACTS, { recursive: true });
+import { $, ARTIFACTS, BASE, check, chromium, failed, shot } from './harness.mjs';
 
 const TITLE = 'Loss becomes NaN in logistic regression';
 const SNIPPET = `import numpy as np
@@ -29,21 +22,6 @@ print("loss", loss)
 const MODEL_PY = 'import numpy as np\n\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n';
 const TRAIN_PY = 'import numpy as np\nfrom model import loss\n\n\ndef train(X, y, lr=10.0):\n    w = np.zeros(X.shape[1])\n    for step in range(20):\n        p = 1 / (1 + np.exp(-X @ w))\n        w -= lr * X.T @ (p - y)\n        print(step, loss(y, p))\n    return w\n';
 
-const $ = (id) => `[data-testid="${id}"]`;
-let failures = 0;
-async function check(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (error) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${error.stack || error}`);
-  }
-}
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-}
 async function openPage(browser, url = `${BASE}/repro/`) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
@@ -179,8 +157,8 @@ try {
 } finally {
   await browser.close();
 }
-if (failures > 0) {
-  console.log(`e2e repro: ${failures} check(s) failed; screenshots in ${ARTIFACTS}`);
+if (failed() > 0) {
+  console.log(`e2e repro: ${failed()} check(s) failed; screenshots in ${ARTIFACTS}`);
   process.exit(1);
 }
 console.log(`e2e repro: all checks passed; screenshots in ${ARTIFACTS}`);
