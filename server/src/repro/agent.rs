@@ -261,6 +261,19 @@ struct Checked {
 }
 
 impl Checked {
+    /// Streams a check's verdict as it is known and keeps it for scoring.
+    async fn record(&mut self, verdict: CheckVerdict, attempt: u32, events: &Sender<AgentEvent>) {
+        emit(
+            events,
+            AgentEvent::Check {
+                attempt,
+                verdict: verdict.clone(),
+            },
+        )
+        .await;
+        self.verdicts.push(verdict);
+    }
+
     fn verdict(&self, kind: CheckKind) -> Option<&CheckVerdict> {
         self.verdicts.iter().find(|v| v.check == kind)
     }
@@ -310,34 +323,16 @@ async fn check_candidate(
     if config.on(Stage::Structural) {
         let verdict = checks::structural(code);
         parses = verdict.passed;
-        checked.verdicts.push(verdict);
+        checked.record(verdict, attempt, events).await;
     }
     if config.on(Stage::Static) {
         let (verdict, diagnostics) = checks::static_check(code, ruff).await;
-        checked.verdicts.push(verdict);
+        checked.record(verdict, attempt, events).await;
         checked.diagnostics = diagnostics;
-    }
-    for verdict in &checked.verdicts {
-        emit(
-            events,
-            AgentEvent::Check {
-                attempt,
-                verdict: verdict.clone(),
-            },
-        )
-        .await;
     }
     if config.on(Stage::Relevance) {
         let verdict = checks::relevance(code, text, deps.embedder.as_ref(), llm).await;
-        emit(
-            events,
-            AgentEvent::Check {
-                attempt,
-                verdict: verdict.clone(),
-            },
-        )
-        .await;
-        checked.verdicts.push(verdict);
+        checked.record(verdict, attempt, events).await;
     }
     // A script that does not parse would only show a SyntaxError.
     if config.on(Stage::Runtime) && parses {
@@ -351,15 +346,7 @@ async fn check_candidate(
             project_modules,
         )
         .await;
-        emit(
-            events,
-            AgentEvent::Check {
-                attempt,
-                verdict: verdict.clone(),
-            },
-        )
-        .await;
-        checked.verdicts.push(verdict);
+        checked.record(verdict, attempt, events).await;
         checked.run = run;
     }
     checked
