@@ -1,7 +1,7 @@
 //! The HTTP API: traces, shares (on SQLite and, when configured, Postgres), errors,
 //! limits, health, metrics, the static app and graceful shutdown.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

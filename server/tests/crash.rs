@@ -1,7 +1,7 @@
 //! The real `replayground serve` binary: a share it acknowledged survives `kill -9` and
 //! a restart; SIGTERM stops it cleanly; a bad database URL is one sentence and a failure.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::Path;

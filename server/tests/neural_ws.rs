@@ -3,7 +3,7 @@
 //! k candidates marked consistent or not; bad stops, cancellation and a server without a
 //! model answer clearly.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! be cancelled, and a report that needs a missing framework is approximated, never
 //! claimed as reproduced.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! WebSocket `repro` job (a numpy report streams from `started` to `finished`, cancel,
 //! bad reports refused while the session goes on) and the pages behind `/s/{id}`.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //! is too slow in a debug build to embed the whole suite), and at most 3 contexts × 3
 //! attempts of 10 s each per case. `replayground bench-repro` measures the defaults.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

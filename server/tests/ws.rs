@@ -1,7 +1,7 @@
 //! The WebSocket API: handshake, streamed traces (fake and real sandbox), live chunks,
 //! cancellation, bad messages, limits, timeouts, slow clients and shutdown.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::sync::Arc;

@@ -1,5 +1,7 @@
 //! `cargo xtask test`: every check CI runs, in order, stopping at the first failure.
 
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -36,8 +38,24 @@ const CHECKS: [(&str, Check); 9] = [
     ("end-to-end tests", end_to_end),
 ];
 
+/// Roughly what a cold `cargo xtask test` writes under the target directory (measured:
+/// see the README's "CI" section); below it the linker dies with a bus error mid-build.
+const COLD_BUILD_BYTES: u64 = 14 << 30;
+
 pub(crate) fn test(project: &Project) -> Result<()> {
     let started = Instant::now();
+    let target = project.target_dir();
+    match free_disk(&target) {
+        Some(free) if free < COLD_BUILD_BYTES => println!(
+            "xtask test: WARNING: only {} free under {} and a cold run writes about {}; \
+             a full disk shows up as the linker failing with a bus error",
+            gib(free),
+            target.display(),
+            gib(COLD_BUILD_BYTES)
+        ),
+        Some(free) => println!("xtask test: {} free under {}", gib(free), target.display()),
+        None => {}
+    }
     let mut timings: Vec<(&str, Duration)> = Vec::new();
     for (i, (name, check)) in CHECKS.iter().enumerate() {
         println!("\n==> [{}/{}] {name}", i + 1, CHECKS.len());
@@ -54,6 +72,9 @@ pub(crate) fn test(project: &Project) -> Result<()> {
                     format_duration(started.elapsed()),
                     summary(&timings)
                 );
+                if let Some(free) = free_disk(&target) {
+                    println!("xtask test: {} free under {} at the failure", gib(free), target.display());
+                }
                 return Err(Reported.into());
             }
         }
@@ -65,6 +86,18 @@ pub(crate) fn test(project: &Project) -> Result<()> {
         summary(&timings)
     );
     Ok(())
+}
+
+/// Free bytes on the file system holding `path` (or its nearest existing parent),
+/// from coreutils' `df`; `None` when it cannot tell.
+fn free_disk(path: &Path) -> Option<u64> {
+    let existing = path.ancestors().find(|dir| dir.exists())?;
+    let output = Command::new("df").args(["-P", "-B1", "--output=avail"]).arg(existing).output().ok()?;
+    String::from_utf8(output.stdout).ok()?.lines().nth(1)?.trim().parse().ok()
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
 }
 
 fn summary(timings: &[(&str, Duration)]) -> String {
