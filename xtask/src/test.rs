@@ -73,7 +73,11 @@ pub(crate) fn test(project: &Project) -> Result<()> {
                     summary(&timings)
                 );
                 if let Some(free) = free_disk(&target) {
-                    println!("xtask test: {} free under {} at the failure", gib(free), target.display());
+                    println!(
+                        "xtask test: {} free under {} at the failure",
+                        gib(free),
+                        target.display()
+                    );
                 }
                 return Err(Reported.into());
             }
@@ -92,8 +96,18 @@ pub(crate) fn test(project: &Project) -> Result<()> {
 /// from coreutils' `df`; `None` when it cannot tell.
 fn free_disk(path: &Path) -> Option<u64> {
     let existing = path.ancestors().find(|dir| dir.exists())?;
-    let output = Command::new("df").args(["-P", "-B1", "--output=avail"]).arg(existing).output().ok()?;
-    String::from_utf8(output.stdout).ok()?.lines().nth(1)?.trim().parse().ok()
+    let output = Command::new("df")
+        .args(["-P", "-B1", "--output=avail"])
+        .arg(existing)
+        .output()
+        .ok()?;
+    String::from_utf8(output.stdout)
+        .ok()?
+        .lines()
+        .nth(1)?
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn gib(bytes: u64) -> String {
