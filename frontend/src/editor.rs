@@ -40,6 +40,43 @@ pub fn gutter_html(analysis: &Analysis, breakpoints: &BTreeSet<u32>, current: Op
     out
 }
 
+/// Breakpoints after an edit of `old` into `new`, so that each stays with its statement's
+/// text: lines below the edit move with it; a line the edit began in keeps its breakpoint
+/// when its code starts before the edit; the line the edit ended in takes its breakpoint
+/// to where its text went when the edit ended in its indentation (a newline typed there,
+/// lines deleted above it); lines deleted in between lose theirs, and so does a line left
+/// blank or comment-only. A line that merely stopped parsing as a statement keeps its
+/// breakpoint (hidden in the gutter) so that a half-typed bracket does not clear them all.
+pub fn shift_breakpoints(breakpoints: &BTreeSet<u32>, changes: &Changes, old: &str, new: &str) -> BTreeSet<u32> {
+    let old_lines: Vec<&str> = old.split('\n').collect();
+    let new_lines: Vec<&str> = new.split('\n').collect();
+    let in_indent = |line: Option<&&str>, column: usize| {
+        line.and_then(|line| line.get(..column))
+            .is_some_and(|prefix| prefix.trim().is_empty())
+    };
+    let (start, removed, inserted) = (changes.start_row, changes.removed_rows, changes.inserted_rows);
+    let old_end = start + removed - 1;
+    let starts_before_edit = !in_indent(new_lines.get(start), changes.start_column);
+    let survives_edit_end = in_indent(old_lines.get(old_end), changes.old_end_column);
+    breakpoints
+        .iter()
+        .filter_map(|&line| {
+            let row = line.checked_sub(1)? as usize;
+            let new_row = if row < start || (row == start && starts_before_edit) {
+                row
+            } else if row == old_end && survives_edit_end {
+                start + inserted - 1
+            } else if row <= old_end {
+                return None;
+            } else {
+                row + inserted - removed
+            };
+            let code = new_lines.get(new_row)?.trim();
+            (!code.is_empty() && !code.starts_with('#')).then(|| new_row as u32 + 1)
+        })
+        .collect()
+}
+
 /// Indents (or outdents) the lines touched by the selection `[start, end)` of `text`
 /// (UTF-16 offsets, as a textarea counts). Returns the range to replace, its new text and
 /// the selection afterwards, all in UTF-16 offsets.
@@ -199,18 +236,37 @@ pub fn CodeEditor(
     let document = StoredValue::new_local(SyntaxDocument::new(&code.get_untracked()));
     analysis.set(document.with_value(|d| d.analysis().clone()));
     let pre_ref = NodeRef::<Pre>::new();
+    // Whether the next change of `code` is typing (breakpoints follow their lines) rather
+    // than a new program loaded with its own breakpoints (an example, a link, a reset).
+    let typed = StoredValue::new(false);
     // Each keystroke re-highlights and re-analyses only what it changed (see
     // `SyntaxDocument::edit`), and the `<pre>` is patched line by line. Returns whether
     // the `<pre>` shows the document.
     Effect::new(move |shown: Option<bool>| {
         let mut changes = None;
-        code.with(|text| document.update_value(|d| changes = d.edit(text)));
+        let mut old_text = String::new();
+        code.with(|text| {
+            document.update_value(|d| {
+                if typed.get_value() && d.text() != text {
+                    d.text().clone_into(&mut old_text);
+                }
+                changes = d.edit(text);
+            });
+        });
         let Some(pre) = pre_ref.get() else { return false };
         document.with_value(|d| match (&changes, shown) {
             (Some(changes), Some(true)) => patch_lines(&pre, changes, d.line_html()),
             (None, Some(true)) => {}
             _ => pre.set_inner_html(&lines_html(d.line_html())),
         });
+        if let Some(changes) = changes.as_ref().filter(|_| typed.get_value()) {
+            let moved = code
+                .with_untracked(|text| breakpoints.with_untracked(|b| shift_breakpoints(b, changes, &old_text, text)));
+            if breakpoints.with_untracked(|b| *b != moved) {
+                breakpoints.set(moved);
+            }
+        }
+        typed.set_value(false);
         match changes {
             Some(changes) if changes.analysis_changed => analysis.set(document.with_value(|d| d.analysis().clone())),
             // Only offsets moved: the lists stay, their clicks read the new offsets.
@@ -268,9 +324,10 @@ pub fn CodeEditor(
                     area.selection_end().ok().flatten().unwrap_or(0),
                 );
                 let (from, to, text, selection) = reindent(&area.value(), start, end, ev.shift_key());
-                let typed = insert_text(&area, from, to, &text);
+                let inserted = insert_text(&area, from, to, &text);
                 let _ = area.set_selection_range(selection.0, selection.1);
-                if !typed {
+                if !inserted {
+                    typed.set_value(true);
                     code.set(area.value());
                 }
             }
@@ -327,7 +384,10 @@ pub fn CodeEditor(
                         aria-keyshortcuts="Control+Enter"
                         prop:readOnly=move || readonly.is_some_and(|r| r.get())
                         prop:value=move || code.get()
-                        on:input=move |ev| code.set(event_target_value(&ev))
+                        on:input=move |ev| {
+                            typed.set_value(true);
+                            code.set(event_target_value(&ev));
+                        }
                         on:keydown=on_keydown
                     ></textarea>
                 </div>
@@ -423,6 +483,44 @@ pub fn Outline(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> imp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Edits `old` into `new` through the real document and returns the breakpoints after.
+    fn breakpoints_after(old: &str, new: &str, breakpoints: &[u32]) -> Vec<u32> {
+        let mut document = SyntaxDocument::new(old);
+        let changes = document.edit(new).expect("the texts differ");
+        shift_breakpoints(&breakpoints.iter().copied().collect(), &changes, old, new)
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn breakpoints_follow_their_statements_through_edits() {
+        let code = "a = 1\nb = 2\nc = 3\nd = 4\n";
+        // A line inserted above moves the ones below; typing on a line keeps its own.
+        assert_eq!(
+            breakpoints_after(code, "a = 1\nx = 0\nb = 2\nc = 3\nd = 4\n", &[1, 2, 4]),
+            [1, 3, 5]
+        );
+        assert_eq!(
+            breakpoints_after(code, "a = 1\nb = 22\nc = 3\nd = 4\n", &[2, 3]),
+            [2, 3]
+        );
+        // Enter at the start of a line pushes its statement, and its breakpoint, down.
+        assert_eq!(breakpoints_after(code, "a = 1\n\nb = 2\nc = 3\nd = 4\n", &[2]), [3]);
+        // Deleted lines lose theirs; the rest move up.
+        assert_eq!(breakpoints_after(code, "a = 1\nd = 4\n", &[2, 3]), Vec::<u32>::new());
+        assert_eq!(breakpoints_after(code, "a = 1\nd = 4\n", &[1, 4]), [1, 2]);
+        // Typing at the start of a line keeps its breakpoint on it.
+        assert_eq!(breakpoints_after(code, "a = 1\nbb = 2\nc = 3\nd = 4\n", &[2]), [2]);
+        // A line emptied or commented out drops it.
+        assert_eq!(breakpoints_after(code, "a = 1\n\nc = 3\nd = 4\n", &[2, 3]), [3]);
+        assert_eq!(breakpoints_after(code, "a = 1\n# b = 2\nc = 3\nd = 4\n", &[2, 3]), [3]);
+        // A half-typed bracket makes the lines below stop parsing; they keep theirs.
+        assert_eq!(
+            breakpoints_after(code, "a = (1\nb = 2\nc = 3\nd = 4\n", &[2, 3, 4]),
+            [2, 3, 4]
+        );
+    }
 
     #[test]
     fn tab_at_a_caret_inserts_spaces_to_the_next_stop() {

@@ -30,6 +30,11 @@ pub struct SyntaxDocument {
 pub struct Changes {
     /// 0-based row where the edit starts.
     pub start_row: usize,
+    /// Byte column in `start_row` where the edit starts (the text before it is unchanged).
+    pub start_column: usize,
+    /// Byte column in the old text's row `start_row + removed_rows - 1` where the edit
+    /// ended (the text after it is now on the new row `start_row + inserted_rows - 1`).
+    pub old_end_column: usize,
     /// Rows `start_row..start_row + removed_rows` of the old text ...
     pub removed_rows: usize,
     /// ... became rows `start_row..start_row + inserted_rows` of the new text.
@@ -190,6 +195,8 @@ impl SyntaxDocument {
         let analysis_changed = !before.same_apart_from_offsets(&self.analysis);
         Some(Changes {
             start_row,
+            start_column: edit.start_position.column,
+            old_end_column: edit.old_end_position.column,
             removed_rows,
             inserted_rows,
             highlighted: dirty,

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use replayground_shared::trace::{Binding, Shape};
 use replayground_shared::{Trace, ValueId};
+use wasm_bindgen::JsCast as _;
 
 use crate::syntax::push_escaped;
 
@@ -87,8 +88,9 @@ fn push_tag(out: &mut String, tags: &ObjectTags, object_id: u64) {
 }
 
 /// One value as HTML: a scalar as its repr, a container as a `<details>` listing its parts.
-/// `path` names the value for keeping it open across steps (its `<summary>` carries it as
-/// `data-path`; see [`toggle_expanded`]). Written as a string rather than a Leptos view per
+/// `path` names the value's place; what keeps it open across steps is its object, or that
+/// place when it has no object id (the `<summary>` carries the key as `data-path`; see
+/// [`toggle_expanded`]). Written as a string rather than a Leptos view per
 /// value: the recursive view cost ~20 KB of wasm.
 #[allow(clippy::implicit_hasher)] // the page's own set, default hasher
 pub fn push_value_html(
@@ -131,12 +133,13 @@ pub fn push_value_html(
             *truncated,
         ),
     };
+    let key = expansion_key(value, path);
     out.push_str(r#"<details class="value-tree""#);
-    if expanded.contains(path) {
+    if expanded.contains(&key) {
         out.push_str(" open");
     }
     out.push_str(r#"><summary data-path=""#);
-    push_escaped(out, path);
+    push_escaped(out, &key);
     out.push_str(r#""><span class="type-name">"#);
     push_escaped(out, &value.type_name);
     out.push_str("</span>");
@@ -165,14 +168,56 @@ pub fn push_value_html(
     out.push_str("</details>");
 }
 
-/// A click in the variables: a `<summary>` toggles its value's path in `expanded`, so that
-/// the value stays open (or closed) across steps. The browser opens the `<details>` itself.
+/// What keeps a container open across steps: its Python object when the tracer recorded
+/// one (so every name bound to that object shows it open, and a new object bound to the
+/// same name starts closed), otherwise its place (`activation/name/key...`).
+fn expansion_key(value: &replayground_shared::trace::Value, path: &str) -> String {
+    if value.object_id == 0 {
+        path.to_owned()
+    } else {
+        format!("obj:{}", value.object_id)
+    }
+}
+
+/// A click in the variables: a `<summary>` toggles its key in `expanded`, so that the value
+/// stays open (or closed) across steps. The browser opens the clicked `<details>` itself;
+/// the other names bound to the same object follow it at once.
 #[allow(clippy::implicit_hasher)] // the page's own set, default hasher
 pub fn toggle_expanded(ev: &web_sys::Event, expanded: &mut HashSet<String>) {
-    if let Some(path) = crate::state_tree_view::data_of(ev, "data-path")
-        && !expanded.remove(&path)
-    {
-        expanded.insert(path);
+    let Some(key) = crate::state_tree_view::data_of(ev, "data-path") else {
+        return;
+    };
+    let open = !expanded.remove(&key);
+    if open {
+        expanded.insert(key.clone());
+    }
+    // Object keys are `obj:` and digits, safe in a selector; places are unique anyway.
+    let Some(panel) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else {
+        return;
+    };
+    let Some(clicked) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else {
+        return;
+    };
+    if !key.starts_with("obj:") {
+        return;
+    }
+    let Ok(aliases) = panel.query_selector_all(&format!(r#"summary[data-path="{key}"]"#)) else {
+        return;
+    };
+    for i in 0..aliases.length() {
+        let Some(summary) = aliases.item(i).and_then(|n| n.dyn_into::<web_sys::Element>().ok()) else {
+            continue;
+        };
+        if summary.contains(Some(clicked.as_ref())) {
+            continue;
+        }
+        if let Some(details) = summary.parent_element() {
+            let _ = if open {
+                details.set_attribute("open", "")
+            } else {
+                details.remove_attribute("open")
+            };
+        }
     }
 }
 
@@ -220,7 +265,7 @@ mod tests {
         let mut html = String::new();
         push_value_html(&mut html, &trace, 2, &tags, "0/a", &HashSet::new());
         assert!(
-            html.starts_with(r#"<details class="value-tree"><summary data-path="0/a">"#),
+            html.starts_with(r#"<details class="value-tree"><summary data-path="obj:12">"#),
             "{html}"
         );
         assert!(
@@ -238,12 +283,20 @@ mod tests {
             ),
             "{html}"
         );
-        let open = {
+        // Opened under `a`, the same list is open under its alias `b` too, and stays open
+        // when it moves to another name; a list without an object id is kept by place.
+        let expanded = HashSet::from(["obj:12".to_owned(), "0/c".to_owned()]);
+        let render = |trace: &Trace, path: &str| {
             let mut html = String::new();
-            let expanded = HashSet::from(["0/a".to_owned()]);
-            push_value_html(&mut html, &trace, 2, &tags, "0/a", &expanded);
+            push_value_html(&mut html, trace, 2, &tags, path, &expanded);
             html
         };
-        assert!(open.starts_with(r#"<details class="value-tree" open>"#), "{open}");
+        for path in ["0/a", "0/b", "1/renamed"] {
+            let open = render(&trace, path);
+            assert!(open.starts_with(r#"<details class="value-tree" open>"#), "{open}");
+        }
+        trace.values[2].object_id = 0;
+        assert!(render(&trace, "0/c").starts_with(r#"<details class="value-tree" open><summary data-path="0/c">"#));
+        assert!(render(&trace, "0/a").starts_with(r#"<details class="value-tree"><summary data-path="0/a">"#));
     }
 }

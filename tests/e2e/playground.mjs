@@ -127,12 +127,32 @@ try {
     await page.click($('step-return'));
     await page.locator('.call-stack .frame').first().click();
     assert.ok(await page.locator('.variables .obj-tag.shared').count() >= 2, 'sizes and alias share a tag');
+    // Opening `sizes` opens `alias` too: what stays open is the object, not the name.
+    await page.locator('.variables summary[data-path^="obj:"]').first().click();
+    assert.equal(await page.locator('.variables details.value-tree[open]').count(), 2, 'both names show the list open');
+    await page.click($('step-back'));
+    await page.click($('step-into'));
+    assert.equal(await page.locator('.variables details.value-tree[open]').count(), 2, 'still open after stepping');
     const rows = page.locator(`${$('state-tree')} .tree-row`);
     assert.ok(await rows.count() >= 4);
     await rows.nth(2).locator(".node").click();
     assert.equal(await text(page, 'current-line'), '1');
     assert.match(await text(page, 'headline'), /Calling area/);
     await page.click($('continue'));
+  });
+
+  await check('breakpoints move with their lines as code is edited', async () => {
+    const fresh = await openPage(browser);
+    await fresh.click('[aria-label="Breakpoint on line 2"]');
+    // A newline typed at the very start of the file pushes every line down one.
+    await fresh.locator($('editor')).evaluate((t) => { t.focus(); t.setSelectionRange(0, 0); });
+    await fresh.keyboard.press('Enter');
+    await fresh.locator('[aria-label="Breakpoint on line 3"][aria-pressed="true"]').waitFor({ timeout: 5_000 });
+    assert.equal(await fresh.locator('.gutter .breakpoint').count(), 1);
+    await runProgram(fresh);
+    await fresh.click($('continue'));
+    assert.equal(await text(fresh, 'current-line'), '3');
+    await fresh.context().close();
   });
 
   await check('a share link restores the same view in a fresh page', async () => {
