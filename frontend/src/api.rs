@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures::StreamExt;
-use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::channel::mpsc::UnboundedSender;
 use replayground_shared::protocol::{
     ClientMessage, NeuralCapability, PROTOCOL_VERSION, PredictRequest, Prediction, TraceAssembler,
     TraceRequest as ProtocolTraceRequest,
@@ -12,9 +12,9 @@ use replayground_shared::protocol::{
 use replayground_shared::{Event, Frame, Outcome, State, StateTree, TraceError, Value};
 use serde::Serialize;
 
+use crate::socket::{PageSocket, SocketEvent, socket_url};
 use crate::wire::{WireMessage, required};
 use wasm_bindgen::JsCast;
-use wasm_bindgen::closure::Closure;
 
 /// Where the page asks for a trace (same origin as the page).
 pub const TRACE_URL: &str = "/api/trace";
@@ -116,9 +116,6 @@ pub(crate) fn js_reason(error: wasm_bindgen::JsValue) -> String {
     }
 }
 
-/// Where the page streams traces (same origin as the page, `ws:` or `wss:`).
-pub const WS_PATH: &str = "/api/ws";
-
 /// How far a streamed run has got.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunProgress {
@@ -126,119 +123,6 @@ pub struct RunProgress {
     pub events: usize,
     /// Whether the trace streams (false: the page fell back to one POST).
     pub streaming: bool,
-}
-
-/// How long the page waits for the WebSocket to open before it POSTs instead.
-const OPEN_TIMEOUT_MS: i32 = 5_000;
-
-/// What the WebSocket's callbacks hand to the run's loop.
-enum SocketEvent {
-    Open,
-    /// [`OPEN_TIMEOUT_MS`] passed (meaningless once open).
-    OpenTimedOut,
-    Message(String),
-    /// The socket closed (or failed, which closes it); the reason when the server gave one.
-    Closed(String),
-}
-
-/// Which of the socket's events a callback reports.
-#[derive(Clone, Copy)]
-enum Callback {
-    Open,
-    Message,
-    Close,
-}
-
-/// One closure type for every socket callback: each distinct closure costs the bundle its
-/// own wasm-bindgen glue.
-fn socket_callback(tx: &UnboundedSender<SocketEvent>, kind: Callback) -> Closure<dyn FnMut(web_sys::Event)> {
-    let tx = tx.clone();
-    Closure::new(move |event: web_sys::Event| {
-        let message = match kind {
-            Callback::Open => SocketEvent::Open,
-            Callback::Message => match event
-                .dyn_ref::<web_sys::MessageEvent>()
-                .and_then(|m| m.data().as_string())
-            {
-                Some(text) => SocketEvent::Message(text),
-                None => return,
-            },
-            Callback::Close => SocketEvent::Closed(
-                event
-                    .dyn_ref::<web_sys::CloseEvent>()
-                    .map(web_sys::CloseEvent::reason)
-                    .unwrap_or_default(),
-            ),
-        };
-        let _ = tx.unbounded_send(message);
-    })
-}
-
-/// An open trace socket: its callbacks live as long as it does, and dropping it closes it.
-struct TraceSocket {
-    socket: web_sys::WebSocket,
-    /// Feeds the run's loop, for [`CancelRun`] to wake it.
-    events: UnboundedSender<SocketEvent>,
-    _callbacks: [Closure<dyn FnMut(web_sys::Event)>; 4],
-    _open_timeout: Closure<dyn FnMut()>,
-    open_timeout_id: i32,
-}
-
-impl Drop for TraceSocket {
-    fn drop(&mut self) {
-        self.socket.set_onopen(None);
-        self.socket.set_onmessage(None);
-        self.socket.set_onclose(None);
-        self.socket.set_onerror(None);
-        if let Some(window) = web_sys::window() {
-            window.clear_timeout_with_handle(self.open_timeout_id);
-        }
-        let _ = self.socket.close();
-    }
-}
-
-impl TraceSocket {
-    fn open(url: &str) -> Option<(Self, UnboundedReceiver<SocketEvent>)> {
-        let socket = web_sys::WebSocket::new(url).ok()?;
-        let (tx, rx) = unbounded();
-        let tx_for_cancel = tx.clone();
-        let on_open = socket_callback(&tx, Callback::Open);
-        let on_message = socket_callback(&tx, Callback::Message);
-        let on_close = socket_callback(&tx, Callback::Close);
-        // A socket the page's Content-Security-Policy blocks reports an error and no close
-        // (an error event has no reason: it reads as a close without one).
-        let on_error = socket_callback(&tx, Callback::Close);
-        let open_timeout = Closure::<dyn FnMut()>::new(move || {
-            let _ = tx.unbounded_send(SocketEvent::OpenTimedOut);
-        });
-        let open_timeout_id = web_sys::window()?
-            .set_timeout_with_callback_and_timeout_and_arguments_0(
-                open_timeout.as_ref().unchecked_ref(),
-                OPEN_TIMEOUT_MS,
-            )
-            .ok()?;
-        socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
-        socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
-        socket.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        Some((
-            Self {
-                socket,
-                events: tx_for_cancel,
-                _callbacks: [on_open, on_message, on_close, on_error],
-                _open_timeout: open_timeout,
-                open_timeout_id,
-            },
-            rx,
-        ))
-    }
-
-    fn send(&self, message: &ClientMessage) -> Result<(), RunError> {
-        let json = serde_json::to_string(message).map_err(|e| RunError::Unreadable(e.to_string()))?;
-        self.socket
-            .send_with_str(&json)
-            .map_err(|_| RunError::Network("the connection closed".to_owned()))
-    }
 }
 
 /// Stops a run started by [`run_program_streaming`]: the server is told to stop the job
@@ -266,7 +150,7 @@ impl CancelRun {
             }
         }
         if let Some(wake) = state.wake.take() {
-            let _ = wake.unbounded_send(SocketEvent::Closed(String::new()));
+            let _ = wake.unbounded_send(SocketEvent::CancelRequested);
         }
     }
 
@@ -275,15 +159,13 @@ impl CancelRun {
     }
 }
 
-/// The page's WebSocket address: the page's own host, `wss:` under `https:`.
-fn socket_url() -> Option<String> {
-    let location = web_sys::window()?.location();
-    let scheme = if location.protocol().ok()? == "https:" {
-        "wss"
+/// Sends `message`, or says the connection is gone.
+fn send(socket: &PageSocket, message: &ClientMessage) -> Result<(), RunError> {
+    if socket.send(message) {
+        Ok(())
     } else {
-        "ws"
-    };
-    Some(format!("{scheme}://{}{WS_PATH}", location.host().ok()?))
+        Err(RunError::Network("the connection closed".to_owned()))
+    }
 }
 
 /// Runs `code` with `stdin`, the trace streaming over the WebSocket (`on_progress` after
@@ -294,11 +176,11 @@ pub async fn run_program_streaming(
     cancel: &CancelRun,
     on_progress: impl Fn(RunProgress),
 ) -> Result<StateTree, RunError> {
-    let opened = socket_url().and_then(|url| TraceSocket::open(&url));
+    let opened = socket_url().and_then(|url| PageSocket::open(&url));
     let Some((socket, mut events)) = opened else {
         return post_instead(code, stdin, cancel, &on_progress).await;
     };
-    cancel.0.borrow_mut().wake = Some(socket.events.clone());
+    cancel.0.borrow_mut().wake = Some(socket.waker());
     // The handshake: a socket that does not open in time (or closes first) means POST instead.
     match events.next().await {
         Some(SocketEvent::Open) => {}
@@ -308,10 +190,13 @@ pub async fn run_program_streaming(
             return post_instead(code, stdin, cancel, &on_progress).await;
         }
     }
-    socket.send(&ClientMessage::Hello {
-        seq: 1,
-        protocol: PROTOCOL_VERSION,
-    })?;
+    send(
+        &socket,
+        &ClientMessage::Hello {
+            seq: 1,
+            protocol: PROTOCOL_VERSION,
+        },
+    )?;
     let job = 2;
     let mut assembler = TraceAssembler::default();
     let mut started = false;
@@ -325,15 +210,18 @@ pub async fn run_program_streaming(
         };
         match read_server_message(&text)? {
             Incoming::Welcome(_) => {
-                socket.send(&ClientMessage::Trace {
-                    seq: job,
-                    request: ProtocolTraceRequest {
-                        code: code.to_owned(),
-                        stdin: stdin.to_owned(),
-                        max_steps: None,
+                send(
+                    &socket,
+                    &ClientMessage::Trace {
+                        seq: job,
+                        request: ProtocolTraceRequest {
+                            code: code.to_owned(),
+                            stdin: stdin.to_owned(),
+                            max_steps: None,
+                        },
                     },
-                })?;
-                cancel.0.borrow_mut().job = Some((socket.socket.clone(), job));
+                )?;
+                cancel.0.borrow_mut().job = Some((socket.web_socket(), job));
                 if cancel.is_cancelled() {
                     cancel.cancel();
                 }
@@ -387,18 +275,21 @@ pub async fn predict_streaming(
 ) -> Result<PredictEnd, RunError> {
     let unreachable = || RunError::Network("the WebSocket did not open".to_owned());
     let (socket, mut events) = socket_url()
-        .and_then(|url| TraceSocket::open(&url))
+        .and_then(|url| PageSocket::open(&url))
         .ok_or_else(unreachable)?;
-    cancel.0.borrow_mut().wake = Some(socket.events.clone());
+    cancel.0.borrow_mut().wake = Some(socket.waker());
     let job = 2;
     loop {
         let text = match events.next().await {
             _ if cancel.is_cancelled() => return Err(RunError::Cancelled),
             Some(SocketEvent::Open) => {
-                socket.send(&ClientMessage::Hello {
-                    seq: 1,
-                    protocol: PROTOCOL_VERSION,
-                })?;
+                send(
+                    &socket,
+                    &ClientMessage::Hello {
+                        seq: 1,
+                        protocol: PROTOCOL_VERSION,
+                    },
+                )?;
                 continue;
             }
             Some(SocketEvent::Message(text)) => text,
@@ -420,11 +311,14 @@ pub async fn predict_streaming(
                     ));
                 }
                 on_progress(PredictProgress::Model(neural.model.unwrap_or_default()));
-                socket.send(&ClientMessage::Predict {
-                    seq: job,
-                    request: request.clone(),
-                })?;
-                cancel.0.borrow_mut().job = Some((socket.socket.clone(), job));
+                send(
+                    &socket,
+                    &ClientMessage::Predict {
+                        seq: job,
+                        request: request.clone(),
+                    },
+                )?;
+                cancel.0.borrow_mut().job = Some((socket.web_socket(), job));
             }
             Incoming::PredictToken { job: j, sample, text } if j == job => {
                 on_progress(PredictProgress::Token(sample, text));

@@ -13,6 +13,7 @@ pub mod examples;
 pub mod neural_view;
 pub mod repro;
 pub mod sharing;
+pub mod socket;
 pub mod state_tree_view;
 pub mod stop_view;
 pub mod syntax;

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures::StreamExt as _;
-use futures::channel::mpsc::{UnboundedSender, unbounded};
+use futures::channel::mpsc::UnboundedSender;
 use futures::channel::oneshot;
 use gloo_net::http::Request;
 use replayground_shared::protocol::{
@@ -20,13 +20,12 @@ use wasm_bindgen::closure::Closure;
 use super::draft::UploadedProject;
 use crate::api::error_from_body;
 use crate::sharing::{SHARE_URL, SHORT_LINK_PREFIX};
+use crate::socket::{PageSocket, SocketEvent, socket_url};
 
 /// Where archives are uploaded.
 pub const PROJECTS_URL: &str = "/api/projects";
 /// The repro job's number on its socket (the `hello` is 1).
 const JOB: u64 = 2;
-/// How long the page waits for the socket to open.
-const OPEN_TIMEOUT_MS: i32 = 5_000;
 
 /// What the page was asked to open.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,113 +85,15 @@ enum Incoming {
     Other,
 }
 
-enum SocketEvent {
-    Open,
-    OpenTimedOut,
-    Message(String),
-    Closed(String),
-    CancelRequested,
-}
-
 /// Stops a running job: the server is told, and the run ends with [`RunEnd::Cancelled`].
 #[derive(Debug, Clone, Default)]
 pub struct RunControl(Rc<RefCell<Option<UnboundedSender<SocketEvent>>>>);
-
-impl std::fmt::Debug for SocketEvent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SocketEvent")
-    }
-}
 
 impl RunControl {
     pub fn cancel(&self) {
         if let Some(tx) = self.0.borrow().as_ref() {
             let _ = tx.unbounded_send(SocketEvent::CancelRequested);
         }
-    }
-}
-
-fn socket_url() -> Option<String> {
-    let location = web_sys::window()?.location();
-    let scheme = if location.protocol().ok()? == "https:" {
-        "wss"
-    } else {
-        "ws"
-    };
-    Some(format!("{scheme}://{}/api/ws", location.host().ok()?))
-}
-
-/// The socket and the callbacks that feed the run's loop; dropping it closes the socket.
-struct AgentSocket {
-    socket: web_sys::WebSocket,
-    _callbacks: [Closure<dyn FnMut(web_sys::Event)>; 4],
-    _timeout: Closure<dyn FnMut()>,
-    timeout_id: i32,
-}
-
-impl Drop for AgentSocket {
-    fn drop(&mut self) {
-        self.socket.set_onopen(None);
-        self.socket.set_onmessage(None);
-        self.socket.set_onclose(None);
-        self.socket.set_onerror(None);
-        if let Some(window) = web_sys::window() {
-            window.clear_timeout_with_handle(self.timeout_id);
-        }
-        let _ = self.socket.close();
-    }
-}
-
-impl AgentSocket {
-    fn open(url: &str, tx: &UnboundedSender<SocketEvent>) -> Option<Self> {
-        let socket = web_sys::WebSocket::new(url).ok()?;
-        let callback = |make: fn(web_sys::Event) -> Option<SocketEvent>| {
-            let tx = tx.clone();
-            Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
-                if let Some(e) = make(event) {
-                    let _ = tx.unbounded_send(e);
-                }
-            })
-        };
-        let on_open = callback(|_| Some(SocketEvent::Open));
-        let on_message = callback(|event| {
-            event
-                .dyn_ref::<web_sys::MessageEvent>()
-                .and_then(|m| m.data().as_string())
-                .map(SocketEvent::Message)
-        });
-        let on_close = callback(|event| {
-            Some(SocketEvent::Closed(
-                event
-                    .dyn_ref::<web_sys::CloseEvent>()
-                    .map(web_sys::CloseEvent::reason)
-                    .unwrap_or_default(),
-            ))
-        });
-        let on_error = callback(|_| Some(SocketEvent::Closed(String::new())));
-        let timeout = {
-            let tx = tx.clone();
-            Closure::<dyn FnMut()>::new(move || {
-                let _ = tx.unbounded_send(SocketEvent::OpenTimedOut);
-            })
-        };
-        let timeout_id = web_sys::window()?
-            .set_timeout_with_callback_and_timeout_and_arguments_0(timeout.as_ref().unchecked_ref(), OPEN_TIMEOUT_MS)
-            .ok()?;
-        socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
-        socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
-        socket.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        Some(Self {
-            socket,
-            _callbacks: [on_open, on_message, on_close, on_error],
-            _timeout: timeout,
-            timeout_id,
-        })
-    }
-
-    fn send(&self, message: &ClientMessage) -> bool {
-        serde_json::to_string(message).is_ok_and(|json| self.socket.send_with_str(&json).is_ok())
     }
 }
 
@@ -204,11 +105,10 @@ pub async fn run_agent(request: ReproRequest, control: &RunControl, mut on_event
                 .to_owned(),
         )
     };
-    let (tx, mut rx) = unbounded();
-    let Some(socket) = socket_url().and_then(|url| AgentSocket::open(&url, &tx)) else {
+    let Some((socket, mut rx)) = socket_url().and_then(|url| PageSocket::open(&url)) else {
         return unreachable();
     };
-    *control.0.borrow_mut() = Some(tx);
+    *control.0.borrow_mut() = Some(socket.waker());
     let mut opened = false;
     let mut cancelling = false;
     let end = loop {
