@@ -6,8 +6,7 @@ use std::rc::Rc;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedSender;
 use replayground_shared::protocol::{
-    ClientMessage, NeuralCapability, PROTOCOL_VERSION, PredictRequest, Prediction, TraceAssembler,
-    TraceRequest as ProtocolTraceRequest,
+    ClientMessage, NeuralCapability, PredictRequest, Prediction, TraceAssembler, TraceRequest as ProtocolTraceRequest,
 };
 use replayground_shared::{Event, Frame, Outcome, State, StateTree, TraceError, Value};
 use serde::Serialize;
@@ -159,9 +158,9 @@ impl CancelRun {
     }
 }
 
-/// Sends `message`, or says the connection is gone.
-fn send(socket: &PageSocket, message: &ClientMessage) -> Result<(), RunError> {
-    if socket.send(message) {
+/// A message handed to the socket, or the connection is gone.
+fn sent(ok: bool) -> Result<(), RunError> {
+    if ok {
         Ok(())
     } else {
         Err(RunError::Network("the connection closed".to_owned()))
@@ -190,13 +189,7 @@ pub async fn run_program_streaming(
             return post_instead(code, stdin, cancel, &on_progress).await;
         }
     }
-    send(
-        &socket,
-        &ClientMessage::Hello {
-            seq: 1,
-            protocol: PROTOCOL_VERSION,
-        },
-    )?;
+    sent(socket.hello())?;
     let job = 2;
     let mut assembler = TraceAssembler::default();
     let mut started = false;
@@ -210,17 +203,14 @@ pub async fn run_program_streaming(
         };
         match read_server_message(&text)? {
             Incoming::Welcome(_) => {
-                send(
-                    &socket,
-                    &ClientMessage::Trace {
-                        seq: job,
-                        request: ProtocolTraceRequest {
-                            code: code.to_owned(),
-                            stdin: stdin.to_owned(),
-                            max_steps: None,
-                        },
+                sent(socket.send(&ClientMessage::Trace {
+                    seq: job,
+                    request: ProtocolTraceRequest {
+                        code: code.to_owned(),
+                        stdin: stdin.to_owned(),
+                        max_steps: None,
                     },
-                )?;
+                }))?;
                 cancel.0.borrow_mut().job = Some((socket.web_socket(), job));
                 if cancel.is_cancelled() {
                     cancel.cancel();
@@ -283,13 +273,7 @@ pub async fn predict_streaming(
         let text = match events.next().await {
             _ if cancel.is_cancelled() => return Err(RunError::Cancelled),
             Some(SocketEvent::Open) => {
-                send(
-                    &socket,
-                    &ClientMessage::Hello {
-                        seq: 1,
-                        protocol: PROTOCOL_VERSION,
-                    },
-                )?;
+                sent(socket.hello())?;
                 continue;
             }
             Some(SocketEvent::Message(text)) => text,
@@ -311,13 +295,10 @@ pub async fn predict_streaming(
                     ));
                 }
                 on_progress(PredictProgress::Model(neural.model.unwrap_or_default()));
-                send(
-                    &socket,
-                    &ClientMessage::Predict {
-                        seq: job,
-                        request: request.clone(),
-                    },
-                )?;
+                sent(socket.send(&ClientMessage::Predict {
+                    seq: job,
+                    request: request.clone(),
+                }))?;
                 cancel.0.borrow_mut().job = Some((socket.web_socket(), job));
             }
             Incoming::PredictToken { job: j, sample, text } if j == job => {
@@ -470,7 +451,7 @@ mod tests {
 
     #[test]
     fn server_messages_read_as_the_shared_protocol_writes_them() {
-        use replayground_shared::protocol::{ErrorCode, ServerMessage, SessionLimits};
+        use replayground_shared::protocol::{ErrorCode, PROTOCOL_VERSION, ServerMessage, SessionLimits};
         let read = |message: ServerMessage| read_server_message(&serde_json::to_string(&message).unwrap()).unwrap();
         let welcome = ServerMessage::Welcome {
             seq: 1,

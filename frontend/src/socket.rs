@@ -3,7 +3,7 @@
 //! an open that takes too long is reported, and dropping the socket closes it.
 
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
-use replayground_shared::protocol::ClientMessage;
+use replayground_shared::protocol::{ClientMessage, PROTOCOL_VERSION};
 use wasm_bindgen::JsCast as _;
 use wasm_bindgen::closure::Closure;
 
@@ -144,6 +144,14 @@ impl PageSocket {
     /// Sends `message` as JSON; false when the connection is gone.
     pub fn send(&self, message: &ClientMessage) -> bool {
         serde_json::to_string(message).is_ok_and(|json| self.socket.send_with_str(&json).is_ok())
+    }
+
+    /// Opens the conversation with the protocol version this page speaks (`seq` 1).
+    pub fn hello(&self) -> bool {
+        self.send(&ClientMessage::Hello {
+            seq: 1,
+            protocol: PROTOCOL_VERSION,
+        })
     }
 
     /// A sender into this socket's event channel, for a cancel button to wake the loop.

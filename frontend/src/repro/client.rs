@@ -9,9 +9,7 @@ use futures::StreamExt as _;
 use futures::channel::mpsc::UnboundedSender;
 use futures::channel::oneshot;
 use gloo_net::http::Request;
-use replayground_shared::protocol::{
-    ClientMessage, PROTOCOL_VERSION, ShareCreated, ShareKind, ShareRequest, SharedItem,
-};
+use replayground_shared::protocol::{ClientMessage, ShareCreated, ShareKind, ShareRequest, SharedItem};
 use replayground_shared::repro::{AgentEvent, ReproRequest, ReproTranscript};
 use serde::Deserialize;
 use wasm_bindgen::JsCast as _;
@@ -118,15 +116,11 @@ pub async fn run_agent(request: ReproRequest, control: &RunControl, mut on_event
         match event {
             SocketEvent::Open => {
                 opened = true;
-                let hello = ClientMessage::Hello {
-                    seq: 1,
-                    protocol: PROTOCOL_VERSION,
-                };
                 let job = ClientMessage::Repro {
                     seq: JOB,
                     request: request.clone(),
                 };
-                if !(socket.send(&hello) && socket.send(&job)) {
+                if !(socket.hello() && socket.send(&job)) {
                     break unreachable();
                 }
             }
