@@ -196,6 +196,7 @@ impl App {
                 embedder: None,
                 reranker: None,
                 llm: None,
+                neural: Some(self.neural.clone()),
             })
         }))
     }

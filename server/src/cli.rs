@@ -578,6 +578,7 @@ fn agent_deps(state: &AppState, args: &ServeArgs) -> anyhow::Result<crate::repro
         embedder,
         reranker,
         llm,
+        neural: Some(state.neural.clone()),
     })
 }
 

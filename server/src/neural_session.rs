@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::app::{AppState, RunError};
 use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
 use crate::neural::infer::{NeuralDebugger, Sampling};
+use crate::neural::rollout::{self, Rollout};
 use crate::sandbox::SandboxError;
 
 /// The checkpoint this repository ships, relative to the checkout (`cargo xtask serve`).
@@ -34,6 +35,8 @@ const ANSWER_TOKENS: usize = 128;
 const MAX_ANSWER_TOKENS: usize = 256;
 /// States before the stop that the prompt shows at most (training trajectories have up to 24).
 const MAX_PREFIX_STEPS: usize = 8;
+/// How long a rollout waits for predictions ahead of it.
+const ROLLOUT_QUEUE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// Candidates after the first are sampled at this temperature (the first is greedy).
 const SAMPLE_TEMPERATURE: f64 = 0.8;
 const SAMPLE_TOP_P: f64 = 0.95;
@@ -125,6 +128,25 @@ impl NeuralService {
         }
     }
 
+    /// Rolls `code` forward in the model's head (see [`crate::neural::rollout`]), on a
+    /// blocking thread once the model is free. Returns the model's name with the rollout,
+    /// or the sentence saying why there is none (no model, still loading, busy, failed).
+    pub async fn roll_out(&self, code: String, max_steps: usize) -> Result<(String, Rollout), String> {
+        let model = self.ready()?;
+        let guard = tokio::time::timeout(ROLLOUT_QUEUE_TIMEOUT, Arc::clone(&model.debugger).lock_owned())
+            .await
+            .map_err(|_| "The neural debugger is busy with other predictions.".to_owned())?;
+        let name = model.name.clone();
+        let rollout = tokio::task::spawn_blocking(move || {
+            let mut debugger = guard;
+            rollout::roll_out(&mut debugger, &code, max_steps, &Sampling::default())
+        })
+        .await
+        .map_err(|e| format!("The neural debugger's thread failed: {e}."))?
+        .map_err(|e| format!("The neural debugger could not step through the script: {e:#}."))?;
+        Ok((name, rollout))
+    }
+
     /// Loads `dir` on a blocking thread. A failure is logged and leaves neural mode off
     /// with the reason; the server keeps serving either way.
     pub async fn load(&self, dir: PathBuf) -> Result<(), String> {
@@ -169,17 +191,14 @@ impl NeuralService {
     /// What `serve` loads: `--no-model` wins, then `--model-dir`, then the bundled model
     /// when the working directory is a checkout. Loading runs in the background.
     pub fn start(&self, no_model: bool, model_dir: Option<PathBuf>) {
-        let dir = if no_model {
+        if no_model {
             self.set(Slot::Off(
                 "Neural mode is off: the server was started with --no-model.".to_owned(),
             ));
             tracing::info!("neural mode is off (--no-model)");
             return;
-        } else if let Some(dir) = model_dir {
-            dir
-        } else if Path::new(BUNDLED_MODEL_DIR).join("config.json").is_file() {
-            PathBuf::from(BUNDLED_MODEL_DIR)
-        } else {
+        }
+        let Some(dir) = model_dir_to_load(model_dir) else {
             tracing::info!(
                 "no model directory ({BUNDLED_MODEL_DIR} is not here and --model-dir is not set); neural mode is off"
             );
@@ -190,6 +209,17 @@ impl NeuralService {
             let _ = service.load(dir).await;
         });
     }
+}
+
+/// The model to load: the one asked for, else the bundled one when the working
+/// directory is a checkout.
+pub fn model_dir_to_load(asked: Option<PathBuf>) -> Option<PathBuf> {
+    asked.or_else(|| {
+        Path::new(BUNDLED_MODEL_DIR)
+            .join("config.json")
+            .is_file()
+            .then(|| PathBuf::from(BUNDLED_MODEL_DIR))
+    })
 }
 
 fn model_name(dir: &Path) -> String {

@@ -152,3 +152,35 @@ async fn next_state_reports_are_identical_run_to_run() {
     let reasons = parsed["parse_failure_reasons"].as_object().unwrap();
     assert!(reasons.keys().all(|k| k == "token_budget"), "{reasons:?}");
 }
+
+/// The rollout the reproduction agent uses for code that cannot run: from the first
+/// statement, each predicted state feeds the next. What the tiny model predicts is a
+/// guess; what is checked is that the rollout is well formed and deterministic.
+#[test]
+fn a_rollout_steps_a_program_in_the_models_head() {
+    use replayground_server::neural::rollout::{RolloutEnd, first_state, roll_out};
+    use replayground_shared::StopKind;
+
+    let mut debugger = NeuralDebugger::load(&model_dir()).expect("the shipped model loads");
+    let code = "total = 0\nfor i in range(3):\n    total += i\nprint(total)\n";
+    let rollout = roll_out(&mut debugger, code, 12, &Sampling::default()).unwrap();
+    assert_eq!(rollout.states[0], first_state(code).unwrap());
+    assert!(rollout.states.len() >= 2 && rollout.states.len() <= 13, "{rollout:?}");
+    let last = rollout.last();
+    match &rollout.end {
+        RolloutEnd::Finished => assert!(matches!(last.event, StopKind::Return | StopKind::End), "{rollout:?}"),
+        RolloutEnd::Raised(line) => {
+            assert_eq!(last.event, StopKind::Exception);
+            assert!(!line.is_empty());
+        }
+        RolloutEnd::StepLimit => assert_eq!(rollout.states.len(), 13),
+        RolloutEnd::Unparsable(why) => assert!(!why.is_empty()),
+    }
+    // Module-level steps stay at module level until the end.
+    for state in &rollout.states[..rollout.states.len() - 1] {
+        assert_eq!(state.depth, Some(0), "{rollout:?}");
+    }
+    let again = roll_out(&mut debugger, code, 12, &Sampling::default()).unwrap();
+    assert_eq!(again, rollout, "greedy rollouts are deterministic");
+    eprintln!("rollout: {:?} after {} states", rollout.end, rollout.states.len());
+}

@@ -8,6 +8,7 @@ use crate::common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use replayground_server::neural_session::NeuralService;
 use replayground_server::repro::agent::{AgentConfig, AgentDeps, run_agent};
 use replayground_server::repro::llm::{Llm, LlmTask, ScriptedLlm, ScriptedReply};
 use replayground_server::runner::DEFAULT_PYTHON;
@@ -21,6 +22,7 @@ fn deps(llm: Option<Arc<dyn Llm>>) -> AgentDeps {
         embedder: None,
         reranker: None,
         llm,
+        neural: None,
     }
 }
 
@@ -277,21 +279,24 @@ fn python_has(module: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_torch_report_without_torch_is_approximated_not_reproduced() {
-    if python_has("torch") {
-        eprintln!("torch is installed here, so this machine can run the report for real; nothing to approximate");
-        return;
-    }
-    let report = BugReport {
+fn torch_nan_report() -> BugReport {
+    BugReport {
         title: "torch.log gives nan loss".into(),
         observed: "the loss printed is nan".into(),
         snippets: vec![
             "import torch\nx = torch.zeros(3) - 1\nloss = torch.log(x).mean()\nprint('loss', loss.item())".into(),
         ],
         ..BugReport::default()
-    };
-    let (outcome, events) = reproduce(report, &deps(None)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_torch_report_without_torch_is_approximated_not_reproduced() {
+    if python_has("torch") {
+        eprintln!("torch is installed here, so this machine can run the report for real; nothing to approximate");
+        return;
+    }
+    let (outcome, events) = reproduce(torch_nan_report(), &deps(None)).await;
     assert!(!outcome.reproduced, "{outcome:?}");
     assert!(outcome.approximated);
     assert!(outcome.score < 0.7);
@@ -305,6 +310,53 @@ async fn a_torch_report_without_torch_is_approximated_not_reproduced() {
             .any(|e| matches!(e, AgentEvent::Progress { message, .. } if message.contains("needs torch")))
     );
     assert_eq!(outcome.attempts, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_an_llm_the_neural_debugger_approximates_what_cannot_run() {
+    if python_has("torch") {
+        eprintln!("torch is installed here, so this machine can run the report for real; nothing to approximate");
+        return;
+    }
+    let neural = NeuralService::default();
+    neural
+        .load(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/neural-debugger-tiny"))
+        .await
+        .unwrap();
+    let with_model = AgentDeps {
+        neural: Some(neural),
+        ..deps(None)
+    };
+    let (outcome, events) = reproduce(torch_nan_report(), &with_model).await;
+    assert!(!outcome.reproduced && outcome.approximated, "{outcome:?}");
+    assert!(
+        outcome.score <= 0.6,
+        "an approximation is capped below acceptance: {outcome:?}"
+    );
+    let (_, runtime) = runtime_verdicts(&events)[0];
+    assert!(runtime.approximated && !runtime.passed);
+    assert!(
+        runtime
+            .detail
+            .contains("The neural debugger (neural-debugger-tiny) stepped through it in"),
+        "{}",
+        runtime.detail
+    );
+
+    // A server whose model is off says so, and falls back to the fixed score.
+    let off = AgentDeps {
+        neural: Some(NeuralService::off("Neural mode is off: no model here.")),
+        ..deps(None)
+    };
+    let (outcome, events) = reproduce(torch_nan_report(), &off).await;
+    assert!(outcome.approximated && !outcome.reproduced);
+    let (_, runtime) = runtime_verdicts(&events)[0];
+    assert!(
+        runtime.detail.contains("Neural mode is off: no model here."),
+        "{}",
+        runtime.detail
+    );
+    assert!(runtime.detail.contains("Install torch"), "{}", runtime.detail);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -233,6 +233,7 @@ async fn an_llm_candidate_streams_token_by_token_over_the_websocket() {
             task: LlmTask::Generate,
             reply: reply.into(),
         }]))),
+        neural: None,
     }));
     let running = start(app).await;
     let mut socket = connect(&running).await;

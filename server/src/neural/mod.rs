@@ -13,5 +13,6 @@ pub mod model;
 pub mod plot;
 pub mod policy;
 pub mod pypi;
+pub mod rollout;
 pub mod tokenizer;
 pub mod train;

@@ -25,6 +25,7 @@ use super::plan;
 use super::project::Project;
 use super::report::{self, classify, code_snippets, detect_framework, report_text};
 use super::retrieval::{RetrievalConfig, Retriever};
+use crate::neural_session::{NeuralService, model_dir_to_load};
 use crate::sandbox::{RunLimits, Sandbox};
 
 /// What the agent runs with.
@@ -35,6 +36,9 @@ pub struct AgentDeps {
     pub embedder: Option<Arc<Embedder>>,
     pub reranker: Option<Arc<CrossEncoder>>,
     pub llm: Option<Arc<dyn Llm>>,
+    /// The neural debugger, which approximates scripts that cannot run here when no LLM
+    /// is configured.
+    pub neural: Option<NeuralService>,
 }
 
 /// How the agent runs.
@@ -342,7 +346,10 @@ async fn check_candidate(
             &config.run_limits,
             code,
             restructured,
-            llm,
+            checks::Approximators {
+                llm,
+                neural: deps.neural.as_ref(),
+            },
             project_modules,
         )
         .await;
@@ -685,6 +692,14 @@ pub struct ReproArgs {
     /// Print every event as one JSON line instead of the progress view.
     #[arg(long)]
     pub json: bool,
+    /// The neural debugger that approximates a script this machine cannot run (a missing
+    /// package) when no LLM is set: a Qwen2-family directory. Default: the bundled
+    /// models/neural-debugger-tiny when run from a checkout.
+    #[arg(long, value_name = "DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Do not load a neural debugger.
+    #[arg(long, conflicts_with = "model_dir")]
+    pub no_model: bool,
 }
 
 /// Reads a report file: JSON is a `BugReport`, anything else is pasted issue text.
@@ -863,12 +878,26 @@ pub async fn command(
         Some(dir) => Some(Arc::new(CrossEncoder::load(dir)?)),
         None => None,
     };
+    let neural = match model_dir_to_load(args.model_dir.clone()).filter(|_| !args.no_model) {
+        Some(dir) => {
+            let service = NeuralService::default();
+            match service.load(dir).await {
+                Ok(()) => Some(service),
+                Err(why) => {
+                    notes(&format!("{why} Going on without approximation by the neural debugger."));
+                    None
+                }
+            }
+        }
+        None => None,
+    };
     let deps = AgentDeps {
         sandbox,
         python,
         embedder,
         reranker,
         llm,
+        neural,
     };
     let config = AgentConfig {
         ablate: args.ablate.iter().copied().collect(),

@@ -378,6 +378,8 @@ async fn agent_run(case: &Case, config: &BenchConfig, variant: &Variant, llm: Op
         embedder: config.embedder.clone(),
         reranker: None,
         llm,
+        // Scored on real runs only: the torch / TensorFlow cases are skipped, not guessed.
+        neural: None,
     };
     let agent_config = AgentConfig {
         ablate: variant.ablate.clone(),

@@ -25,6 +25,8 @@ use super::chunk::parse;
 use super::embed::{Embedder, cosine};
 use super::llm::{ChatMessage, GenParams, Llm, LlmTask};
 use super::report::{Traceback, classify, json_in_answer, parse_traceback};
+use crate::neural::rollout::RolloutEnd;
+use crate::neural_session::NeuralService;
 use crate::sandbox::{Job, RunLimits, Sandbox, SandboxError, Termination};
 
 /// A candidate is accepted at this combined score.
@@ -722,6 +724,62 @@ async fn approximate_with_llm(
     Some((score, detail))
 }
 
+/// What can guess the behaviour of a script that cannot run here, asked in this order.
+#[derive(Clone, Copy, Default)]
+pub struct Approximators<'a> {
+    pub llm: Option<&'a dyn Llm>,
+    /// The neural debugger; a service without a model answers with why.
+    pub neural: Option<&'a NeuralService>,
+}
+
+/// Most `step_over` predictions one approximation may take.
+pub const NEURAL_ROLLOUT_STEPS: usize = 40;
+
+/// Steps the neural debugger through the script from its first line and scores the
+/// ending it predicts (an exception, or the final variables) against the report.
+async fn approximate_with_neural(
+    neural: &NeuralService,
+    code: &str,
+    report: &RestructuredReport,
+) -> Result<(f32, String), String> {
+    let (model, rollout) = neural.roll_out(code.to_owned(), NEURAL_ROLLOUT_STEPS).await?;
+    let steps = rollout.states.len() - 1;
+    let last = rollout.last();
+    // The final variables stand in for printed output: `loss = nan` is a metric cue.
+    let mut variables = String::new();
+    for (name, repr) in [&last.globals, &last.locals]
+        .into_iter()
+        .flatten()
+        .flat_map(|vars| &vars.0)
+    {
+        let _ = writeln!(variables, "{name} = {repr}");
+    }
+    let (termination, stderr, ending) = match &rollout.end {
+        RolloutEnd::Raised(line) => (
+            Termination::Exited(1),
+            format!("Traceback (most recent call last):\n{line}\n"),
+            format!("raises {line}"),
+        ),
+        RolloutEnd::Finished => (Termination::Exited(0), String::new(), "ends normally".to_owned()),
+        RolloutEnd::StepLimit => (
+            Termination::Exited(0),
+            String::new(),
+            format!("is still running after {steps} steps (scored on the variables so far)"),
+        ),
+        RolloutEnd::Unparsable(why) => {
+            return Err(format!(
+                "The neural debugger ({model}) wrote a state that does not parse after {steps} steps ({why})."
+            ));
+        }
+    };
+    let run = observe(termination, &variables, &stderr, 0);
+    let (score, detail) = score_run(report, &run);
+    Ok((
+        score,
+        format!("The neural debugger ({model}) stepped through it in {steps} predicted steps: it {ending}. {detail}"),
+    ))
+}
+
 /// The runtime check: a real run in the sandbox, or an approximation marked as such.
 /// `local_modules` are the project's own modules: importing one is the candidate's
 /// defect, not a package this machine lacks.
@@ -731,7 +789,7 @@ pub async fn runtime(
     limits: &RunLimits,
     code: &str,
     report: &RestructuredReport,
-    llm: Option<&dyn Llm>,
+    approximators: Approximators<'_>,
     local_modules: &[String],
 ) -> (CheckVerdict, Option<RunObservation>) {
     let mut run = match run_script(sandbox, python, code, limits).await {
@@ -761,16 +819,23 @@ pub async fn runtime(
         let base = format!(
             "The script cannot run here: it needs {missing}, which this machine lacks; its behaviour was not observed."
         );
-        let (score, detail) = match llm {
-            Some(llm) => match approximate_with_llm(llm, code, report, &missing).await {
+        let (score, detail) = match (approximators.llm, approximators.neural) {
+            (Some(llm), _) => match approximate_with_llm(llm, code, report, &missing).await {
                 Some((score, detail)) => (
                     score.min(APPROXIMATED_CAP),
                     format!("{base} The LLM predicts: {detail}"),
                 ),
                 None => (0.3, format!("{base} The LLM could not predict its behaviour.")),
             },
+            (None, Some(neural)) => match approximate_with_neural(neural, code, report).await {
+                Ok((score, detail)) => (score.min(APPROXIMATED_CAP), format!("{base} {detail}")),
+                Err(why) => (
+                    0.4,
+                    format!("{base} {why} Install {missing} (or configure an LLM to approximate) to check it."),
+                ),
+            },
             // Without a model only the structure vouches for it: a fixed, low score.
-            None => (
+            (None, None) => (
                 0.4,
                 format!("{base} Install {missing} (or configure an LLM to approximate) to check it."),
             ),
