@@ -508,13 +508,27 @@ fn reported_values(report: &RestructuredReport) -> BTreeSet<String> {
     quoted_values(before)
 }
 
-/// A report about a warning is shown by a run that prints one, NaNs or not.
+/// Reads a run in the report's terms where its output cannot tell them apart:
+/// - a report about a warning is shown by a run that prints one, NaNs or not;
+/// - a run shows *what* goes wrong, not *why*: when the report describes a silent bug and
+///   the run ends normally showing a silent anomaly of its own (NaN, an exploding loss, a
+///   wrong shape, ...) with at least half of the report's cues, the report's class (often
+///   a cause, such as a wrong parameter setting) stands for the run too. A run with no
+///   anomaly of its own (class unknown) is never promoted this way.
 pub fn align_with_report(report: &RestructuredReport, run: &mut RunObservation) {
-    if report.symptom.class == SymptomClass::Warning
-        && matches!(run.termination, Termination::Exited(0))
-        && run.symptom.cues.iter().any(|c| c == "warning")
-    {
+    if !matches!(run.termination, Termination::Exited(0)) {
+        return;
+    }
+    let expected = &report.symptom;
+    if expected.class == SymptomClass::Warning && run.symptom.cues.iter().any(|c| c == "warning") {
         run.symptom.class = SymptomClass::Warning;
+        return;
+    }
+    let labels = |s: &Symptom| -> BTreeSet<String> { s.cues.iter().filter(|c| !c.contains(':')).cloned().collect() };
+    let (wanted, seen) = (labels(expected), labels(&run.symptom));
+    let shared = wanted.intersection(&seen).count();
+    if expected.class.is_silent() && run.symptom.class.is_silent() && !wanted.is_empty() && 2 * shared >= wanted.len() {
+        run.symptom.class = expected.class;
     }
 }
 
@@ -987,6 +1001,43 @@ mod tests {
             &observe(Termination::Exited(0), "[[ 70 180 255 255]]\n", "", 1),
         );
         assert!(score < ACCEPT_SCORE, "{score}");
+    }
+
+    #[test]
+    fn a_run_shows_what_goes_wrong_and_the_report_says_why() {
+        let report = restructure_rules(&BugReport {
+            title: "Loss explodes after I changed the learning rate in the config".into(),
+            observed: "epoch 0 loss 3.2e+02\nepoch 5 loss 7.7e+19\nepoch 9 loss inf".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(report.symptom.class, SymptomClass::WrongParameterSetting, "{report:?}");
+        let exploding = "epoch 0 loss 1.5e+03\nepoch 1 loss 8.1e+40\nepoch 2 loss inf\n";
+        let mut run = observe(Termination::Exited(0), exploding, "", 1);
+        assert!(
+            run.symptom.class.is_silent() && run.symptom.class != report.symptom.class,
+            "{run:?}"
+        );
+        let before = score_run(&report, &run).0;
+        align_with_report(&report, &mut run);
+        assert_eq!(run.symptom.class, SymptomClass::WrongParameterSetting);
+        assert!(score_run(&report, &run).0 >= ACCEPT_SCORE && before < ACCEPT_SCORE);
+        // No anomaly of its own: not promoted, however many words it shares.
+        let mut calm = observe(Termination::Exited(0), "epoch 9 loss 0.25\n", "", 1);
+        align_with_report(&report, &mut calm);
+        assert_ne!(calm.symptom.class, SymptomClass::WrongParameterSetting, "{calm:?}");
+        // An anomaly that is not the reported one (an accuracy cue only): not promoted.
+        let mut other = observe(Termination::Exited(0), "accuracy nan\n", "", 1);
+        align_with_report(&report, &mut other);
+        assert_ne!(other.symptom.class, SymptomClass::WrongParameterSetting, "{other:?}");
+        // A crash never stands for a silent bug.
+        let mut crashed = observe(
+            Termination::Exited(1),
+            exploding,
+            "Traceback (most recent call last):\nValueError: boom\n",
+            1,
+        );
+        align_with_report(&report, &mut crashed);
+        assert_eq!(crashed.symptom.class, SymptomClass::Crash);
     }
 
     #[test]
