@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use replayground_server::neural_session::NeuralService;
 use replayground_server::repro::agent::{AgentConfig, AgentDeps, run_agent};
 use replayground_server::repro::llm::{Llm, LlmTask, ScriptedLlm, ScriptedReply};
+use replayground_server::repro::project::Project;
 use replayground_server::runner::DEFAULT_PYTHON;
 use replayground_shared::repro::{AgentEvent, BugReport, CheckKind, ReproOutcome, SymptomClass};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +29,15 @@ fn deps(llm: Option<Arc<dyn Llm>>) -> AgentDeps {
 
 /// Runs the agent and collects its events.
 async fn reproduce(report: BugReport, deps: &AgentDeps) -> (ReproOutcome, Vec<AgentEvent>) {
+    reproduce_in(report, None, deps).await
+}
+
+/// Runs the agent on a report about `project` and collects its events.
+async fn reproduce_in(
+    report: BugReport,
+    project: Option<Arc<Project>>,
+    deps: &AgentDeps,
+) -> (ReproOutcome, Vec<AgentEvent>) {
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let collector = tokio::spawn(async move {
         let mut events = Vec::new();
@@ -38,7 +48,7 @@ async fn reproduce(report: BugReport, deps: &AgentDeps) -> (ReproOutcome, Vec<Ag
     });
     let outcome = run_agent(
         report,
-        None,
+        project,
         deps,
         &AgentConfig::default(),
         tx,
@@ -368,7 +378,6 @@ async fn an_empty_report_fails_with_a_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn project_context_completes_a_snippet_that_calls_project_code() {
-    use replayground_server::repro::project::Project;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("prep.py"),
@@ -392,24 +401,7 @@ async fn project_context_completes_a_snippet_that_calls_project_code() {
         snippets: vec!["X = np.ones((10, 3))\nZ = normalize(X)\nprint(Z)".into()],
         ..BugReport::default()
     };
-    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
-    let collector = tokio::spawn(async move {
-        let mut events = Vec::new();
-        while let Some(event) = rx.recv().await {
-            events.push(event);
-        }
-        events
-    });
-    let outcome = run_agent(
-        report,
-        Some(project),
-        &deps(None),
-        &AgentConfig::default(),
-        tx,
-        CancellationToken::new(),
-    )
-    .await;
-    let events = collector.await.unwrap();
+    let (outcome, events) = reproduce_in(report, Some(project), &deps(None)).await;
     let contexts = events
         .iter()
         .find_map(|e| match e {

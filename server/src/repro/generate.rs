@@ -119,12 +119,31 @@ fn import_for(name: &str) -> Option<&'static str> {
     IMPORTS.iter().find(|(n, _)| *n == name).map(|(_, line)| *line)
 }
 
-/// Whether `name` is bound anywhere in `code` (import, assignment, def, class, loop, with).
+/// Whether `name` is bound anywhere in `code` (import, assignment, def, class, loop, with,
+/// a parameter).
 fn defines(code: &str, name: &str) -> bool {
+    binds(code, name, r"\s*")
+}
+
+/// Whether `name` is bound at module level (a statement at column 0): what a name that
+/// ruff or a `NameError` reports undefined needs, whatever functions take it as a parameter.
+fn defines_at_module_level(code: &str, name: &str) -> bool {
+    binds(code, name, "")
+}
+
+/// The binding forms of `name` in statements starting with `indent`; with any indent, a
+/// `for` target, an `as` target and a parameter count too.
+fn binds(code: &str, name: &str, indent: &str) -> bool {
     let n = regex::escape(name);
-    let pattern = format!(
-        r"(?m)(?:^\s*import\s+[\w.]*\b{n}\b|^\s*import\s.*\bas\s+{n}\b|^\s*from\s+\S+\s+import\s.*\b{n}\b|^\s*(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=]*)?=[^=]|^\s*(?:async\s+)?def\s+{n}\b|^\s*class\s+{n}\b|\bfor\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|\bas\s+{n}\b|\bdef\s+\w+\([^)]*\b{n}\b)"
+    let mut pattern = format!(
+        r"(?m)(?:^{indent}import\s+[\w.]*\b{n}\b|^{indent}import\s.*\bas\s+{n}\b|^{indent}from\s+\S+\s+import\s.*\b{n}\b|^{indent}(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=]*)?=[^=]|^{indent}(?:async\s+)?def\s+{n}\b|^{indent}class\s+{n}\b|^{indent}for\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|^{indent}with\s.*\bas\s+{n}\b"
     );
+    if !indent.is_empty() {
+        pattern.push_str(&format!(
+            r"|\bfor\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|\bas\s+{n}\b|\bdef\s+\w+\([^)]*\b{n}\b"
+        ));
+    }
+    pattern.push(')');
     Regex::new(&pattern).is_ok_and(|r| r.is_match(code))
 }
 
@@ -1089,7 +1108,9 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
     let mut imports = Vec::new();
     let mut definitions = Vec::new();
     for name in &undefined {
-        if defines(&code, name) {
+        // Reported undefined at module level: a parameter of the same name elsewhere does
+        // not define it (only an edit of this round may have).
+        if defines_at_module_level(&code, name) {
             continue;
         }
         if let Some(line) = import_for(name) {
@@ -1502,6 +1523,13 @@ mod tests {
         assert!(defines("for i, x in enumerate(d):\n    pass", "x"));
         assert!(defines("x, y = 1, 2", "y"));
         assert!(!defines("print(np.zeros(2))", "np"));
+        // A parameter binds the name inside its function only.
+        let split = "def split(X, y):\n    return X[:2], y[:2]\n\nX_train, y_train = split(X, y)\n";
+        assert!(defines(split, "X"));
+        assert!(!defines_at_module_level(split, "X"));
+        assert!(defines_at_module_level(split, "X_train") && defines_at_module_level(split, "y_train"));
+        assert!(defines_at_module_level("with open('f') as fh:\n    pass", "fh"));
+        assert!(!defines_at_module_level("def f():\n    y = 1\n", "y"));
         assert_eq!(
             undefined_known_names("'np.' in a string\nx = torch.ones(2)"),
             vec!["torch"]
