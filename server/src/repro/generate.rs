@@ -139,9 +139,10 @@ fn binds(code: &str, name: &str, indent: &str) -> bool {
         r"(?m)(?:^{indent}import\s+[\w.]*\b{n}\b|^{indent}import\s.*\bas\s+{n}\b|^{indent}from\s+\S+\s+import\s.*\b{n}\b|^{indent}(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=]*)?=[^=]|^{indent}(?:async\s+)?def\s+{n}\b|^{indent}class\s+{n}\b|^{indent}for\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|^{indent}with\s.*\bas\s+{n}\b"
     );
     if !indent.is_empty() {
-        pattern.push_str(&format!(
+        let _ = write!(
+            pattern,
             r"|\bfor\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|\bas\s+{n}\b|\bdef\s+\w+\([^)]*\b{n}\b"
-        ));
+        );
     }
     pattern.push(')');
     Regex::new(&pattern).is_ok_and(|r| r.is_match(code))
