@@ -244,10 +244,12 @@ pub fn CodeEditor(
     // the `<pre>` shows the document.
     Effect::new(move |shown: Option<bool>| {
         let mut changes = None;
+        // Breakpoints follow typing; without any, a keystroke pays nothing for them.
+        let shift = typed.get_value() && breakpoints.with_untracked(|b| !b.is_empty());
         let mut old_text = String::new();
         code.with(|text| {
             document.update_value(|d| {
-                if typed.get_value() && d.text() != text {
+                if shift {
                     d.text().clone_into(&mut old_text);
                 }
                 changes = d.edit(text);
@@ -259,7 +261,7 @@ pub fn CodeEditor(
             (None, Some(true)) => {}
             _ => pre.set_inner_html(&lines_html(d.line_html())),
         });
-        if let Some(changes) = changes.as_ref().filter(|_| typed.get_value()) {
+        if let Some(changes) = changes.as_ref().filter(|_| shift) {
             let moved = code
                 .with_untracked(|text| breakpoints.with_untracked(|b| shift_breakpoints(b, changes, &old_text, text)));
             if breakpoints.with_untracked(|b| *b != moved) {
