@@ -352,6 +352,11 @@ async fn without_an_llm_the_neural_debugger_approximates_what_cannot_run() {
         "{}",
         runtime.detail
     );
+    assert!(
+        events.iter().any(|e| matches!(e, AgentEvent::Progress { message, .. }
+            if message.contains("the neural debugger steps through the script instead"))),
+        "the wait is announced"
+    );
 
     // A server whose model is off says so, and falls back to the fixed score.
     let off = AgentDeps {

@@ -145,6 +145,28 @@ try {
     await shared.context().close();
   });
 
+  await check('a torch report on a machine without torch is approximated by the neural debugger', async () => {
+    try {
+      execFileSync('python3', ['-c', 'import torch'], { stdio: 'ignore' });
+      console.log('     (torch is installed here: the report runs for real, nothing to approximate)');
+      return;
+    } catch { /* torch is missing, as on the CI machine */ }
+    const torch = await openPage(browser);
+    await torch.waitForSelector($('repro-run'));
+    await torch.fill($('title'), 'torch.log gives a nan loss');
+    await torch.fill($('observed'), 'the loss printed is nan');
+    await torch.fill($('snippet'), "import torch\nx = torch.zeros(3) - 1\nloss = torch.log(x).mean()\nprint('loss', loss.item())\n");
+    await torch.click($('repro-run'));
+    await torch.waitForSelector($('final-headline'), { timeout: 180_000 });
+    assert.match(await torch.locator($('final-headline')).innerText(), /Not reproduced/);
+    assert.equal(await torch.locator('.approx-badge').count(), 1, 'the result is marked approximated');
+    const runtime = await torch.locator($('check-runtime')).first().getAttribute('title');
+    assert.match(runtime, /needs torch/);
+    assert.match(runtime, /neural debugger \(neural-debugger-tiny\) stepped through it/);
+    await shot(torch, 'repro-06-approximated');
+    await torch.context().close();
+  });
+
   await check('paste mode and the dark theme', async () => {
     await page.click($('mode-paste'));
     await page.fill($('free-text'), 'NaN');

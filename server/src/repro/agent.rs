@@ -349,6 +349,13 @@ async fn check_candidate(
             checks::Approximators {
                 llm,
                 neural: deps.neural.as_ref(),
+                on_start: Some(&|message| {
+                    // Progress only: a full channel drops it rather than stall the check.
+                    let _ = events.try_send(AgentEvent::Progress {
+                        stage: Stage::Runtime,
+                        message,
+                    });
+                }),
             },
             project_modules,
         )

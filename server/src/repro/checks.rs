@@ -744,6 +744,16 @@ pub struct Approximators<'a> {
     pub llm: Option<&'a dyn Llm>,
     /// The neural debugger; a service without a model answers with why.
     pub neural: Option<&'a NeuralService>,
+    /// Told, in a sentence, when an approximation starts (it takes seconds).
+    pub on_start: Option<&'a (dyn Fn(String) + Send + Sync)>,
+}
+
+impl Approximators<'_> {
+    fn starting(&self, sentence: String) {
+        if let Some(on_start) = self.on_start {
+            on_start(sentence);
+        }
+    }
 }
 
 /// Most `step_over` predictions one approximation may take.
@@ -834,20 +844,32 @@ pub async fn runtime(
             "The script cannot run here: it needs {missing}, which this machine lacks; its behaviour was not observed."
         );
         let (score, detail) = match (approximators.llm, approximators.neural) {
-            (Some(llm), _) => match approximate_with_llm(llm, code, report, &missing).await {
-                Some((score, detail)) => (
-                    score.min(APPROXIMATED_CAP),
-                    format!("{base} The LLM predicts: {detail}"),
-                ),
-                None => (0.3, format!("{base} The LLM could not predict its behaviour.")),
-            },
-            (None, Some(neural)) => match approximate_with_neural(neural, code, report).await {
-                Ok((score, detail)) => (score.min(APPROXIMATED_CAP), format!("{base} {detail}")),
-                Err(why) => (
-                    0.4,
-                    format!("{base} {why} Install {missing} (or configure an LLM to approximate) to check it."),
-                ),
-            },
+            (Some(llm), _) => {
+                approximators.starting(format!(
+                    "{missing} is not installed here: asking the LLM what the script would do"
+                ));
+                match approximate_with_llm(llm, code, report, &missing).await {
+                    Some((score, detail)) => (
+                        score.min(APPROXIMATED_CAP),
+                        format!("{base} The LLM predicts: {detail}"),
+                    ),
+                    None => (0.3, format!("{base} The LLM could not predict its behaviour.")),
+                }
+            }
+            (None, Some(neural)) => {
+                if neural.capability().available {
+                    approximators.starting(format!(
+                    "{missing} is not installed here: the neural debugger steps through the script instead (at most {NEURAL_ROLLOUT_STEPS} predicted steps)"
+                    ));
+                }
+                match approximate_with_neural(neural, code, report).await {
+                    Ok((score, detail)) => (score.min(APPROXIMATED_CAP), format!("{base} {detail}")),
+                    Err(why) => (
+                        0.4,
+                        format!("{base} {why} Install {missing} (or configure an LLM to approximate) to check it."),
+                    ),
+                }
+            }
             // Without a model only the structure vouches for it: a fixed, low score.
             (None, None) => (
                 0.4,
