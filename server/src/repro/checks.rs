@@ -508,6 +508,11 @@ fn reported_values(report: &RestructuredReport) -> BTreeSet<String> {
     quoted_values(before)
 }
 
+/// A symptom's cue words (`nan`, `loss`), without the quoted ones (`error: ...`).
+fn cue_labels(symptom: &Symptom) -> BTreeSet<String> {
+    symptom.cues.iter().filter(|c| !c.contains(':')).cloned().collect()
+}
+
 /// Reads a run in the report's terms where its output cannot tell them apart:
 /// - a report about a warning is shown by a run that prints one, NaNs or not;
 /// - a run shows *what* goes wrong, not *why*: when the report describes a silent bug and
@@ -524,8 +529,7 @@ pub fn align_with_report(report: &RestructuredReport, run: &mut RunObservation) 
         run.symptom.class = SymptomClass::Warning;
         return;
     }
-    let labels = |s: &Symptom| -> BTreeSet<String> { s.cues.iter().filter(|c| !c.contains(':')).cloned().collect() };
-    let (wanted, seen) = (labels(expected), labels(&run.symptom));
+    let (wanted, seen) = (cue_labels(expected), cue_labels(&run.symptom));
     let shared = wanted.intersection(&seen).count();
     if expected.class.is_silent() && run.symptom.class.is_silent() && !wanted.is_empty() && 2 * shared >= wanted.len() {
         run.symptom.class = expected.class;
@@ -558,8 +562,6 @@ fn quoted_values(text: &str) -> BTreeSet<String> {
 pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, String) {
     let expected = &report.symptom;
     let observed = &run.symptom;
-    let cue_labels =
-        |s: &Symptom| -> BTreeSet<String> { s.cues.iter().filter(|c| !c.contains(':')).cloned().collect() };
     let expected_cues = cue_labels(expected);
     let observed_cues = cue_labels(observed);
     let cue_recall = if expected_cues.is_empty() {
