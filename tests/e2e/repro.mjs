@@ -160,6 +160,7 @@ try {
     await torch.waitForSelector($('final-headline'), { timeout: 180_000 });
     assert.match(await torch.locator($('final-headline')).innerText(), /Not reproduced/);
     assert.equal(await torch.locator('.approx-badge').count(), 1, 'the result is marked approximated');
+    assert.equal(await torch.locator('.stage.approximated').count(), 1, 'the sandbox-run stage says so too');
     const runtime = await torch.locator($('check-runtime')).first().getAttribute('title');
     assert.match(runtime, /needs torch/);
     assert.match(runtime, /neural debugger \(neural-debugger-tiny\) stepped through it/);

@@ -15,6 +15,9 @@ pub enum StageStatus {
     Waiting,
     Running,
     Done,
+    /// Done, but on a guess: the script could not run here and an LLM or the neural
+    /// debugger predicted what it would do.
+    Approximated,
     /// The run ended without needing it (e.g. no refinement after an accepted attempt).
     Skipped,
 }
@@ -34,6 +37,7 @@ impl StageStatus {
             Self::Waiting => "waiting",
             Self::Running => "running",
             Self::Done => "done",
+            Self::Approximated => "approximated",
             Self::Skipped => "not needed",
         }
     }
@@ -138,7 +142,9 @@ impl RunState {
     fn set(&mut self, stage: Stage, status: StageStatus) {
         match self.stages.iter_mut().find(|(s, _)| *s == stage) {
             Some((_, current)) if *current == StageStatus::Off => {}
-            Some((_, current)) if *current == StageStatus::Done && status == StageStatus::Running => {}
+            Some((_, current))
+                if matches!(*current, StageStatus::Done | StageStatus::Approximated)
+                    && status == StageStatus::Running => {}
             Some((_, current)) => *current = status,
             None => self.stages.push((stage, status)),
         }
@@ -256,7 +262,12 @@ impl RunState {
                 a.complete = true;
             }
             AgentEvent::Check { attempt, verdict } => {
-                self.set(check_stage(verdict.check), StageStatus::Done);
+                let status = if verdict.approximated {
+                    StageStatus::Approximated
+                } else {
+                    StageStatus::Done
+                };
+                self.set(check_stage(verdict.check), status);
                 self.attempt_mut(attempt).checks.push(verdict);
             }
             AgentEvent::AttemptFinished {
@@ -394,6 +405,20 @@ mod tests {
         assert_eq!(state.previous(2).unwrap().number, 1);
         assert!(state.script().is_none(), "no script while running");
         assert!(state.events.iter().all(|e| !matches!(e, AgentEvent::Token { .. })));
+    }
+
+    #[test]
+    fn a_runtime_check_on_a_guess_shows_as_approximated() {
+        let mut state = RunState::replay(&run());
+        state.apply(AgentEvent::Check {
+            attempt: 2,
+            verdict: CheckVerdict {
+                approximated: true,
+                ..verdict(CheckKind::Runtime, false)
+            },
+        });
+        assert_eq!(state.status(Stage::Runtime), StageStatus::Approximated);
+        assert_eq!(StageStatus::Approximated.label(), "approximated");
     }
 
     #[test]
