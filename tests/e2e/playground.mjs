@@ -133,6 +133,7 @@ try {
     await page.click($('step-back'));
     await page.click($('step-into'));
     assert.equal(await page.locator('.variables details.value-tree[open]').count(), 2, 'still open after stepping');
+    await shot(page, '03c-aliases-open');
     const rows = page.locator(`${$('state-tree')} .tree-row`);
     assert.ok(await rows.count() >= 4);
     await rows.nth(2).locator(".node").click();
