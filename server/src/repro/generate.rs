@@ -770,14 +770,23 @@ fn module_file<'p>(project: &'p Project, module: &str) -> Option<&'p SourceFile>
 
 /// Removes the `if __name__ == "__main__":` blocks of an inlined file.
 fn without_main_blocks(text: &str) -> String {
+    split_entry_point(text).0
+}
+
+/// Marks where [`hoist_main_blocks`] put the entry point.
+const ENTRY_POINT_MARKER: &str = "\n# replayground: the entry point, after every definition\n";
+
+/// A file split at its entry point: everything else, and the statements of its (first)
+/// `if __name__ == "__main__":` block, dedented; the second part is empty without one.
+fn split_entry_point(text: &str) -> (String, String) {
     let mut copy = text.to_owned();
     if hoist_main_blocks(&mut copy).is_none() {
-        return copy;
+        return (copy, String::new());
     }
-    copy.split("\n# replayground: the entry point, after every definition\n")
-        .next()
-        .unwrap_or("")
-        .to_owned()
+    match copy.split_once(ENTRY_POINT_MARKER) {
+        Some((definitions, entry)) => (definitions.to_owned(), entry.to_owned()),
+        None => (copy, String::new()),
+    }
 }
 
 /// Inlines the project modules that `code` imports (each file once, dependencies first,
@@ -904,7 +913,7 @@ fn hoist_main_blocks(code: &mut String) -> Option<String> {
         .map(|l| l.len() - l.trim_start().len())
         .min()
         .unwrap_or(0);
-    kept.push_str("\n# replayground: the entry point, after every definition\n");
+    kept.push_str(ENTRY_POINT_MARKER);
     for line in first {
         kept.push_str(line.get(indent..).unwrap_or("").trim_end());
         kept.push('\n');
@@ -1030,7 +1039,18 @@ fn project_definition(project: &Project, name: &str) -> Option<String> {
             return Some(format!("# from {}\n{}", file.path, text.trim_end()));
         }
     }
-    None
+    // Else how the project's own entry point builds it: `model = Net().fit(X, y)` in an
+    // `if __name__ == "__main__":` block (its names are resolved in the next round).
+    let target = Regex::new(&format!(
+        r"(?m)^(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=\n]*)?=[^=\n][^\n]*$"
+    ))
+    .ok()?;
+    project.python_files().find_map(|file| {
+        let (_, body) = split_entry_point(&file.text);
+        let line = target.find(&body)?.as_str().trim_end();
+        let balanced = line.matches(['(', '[', '{']).count() == line.matches([')', ']', '}']).count();
+        balanced.then(|| format!("{line}  # from {} (its entry point)", file.path))
+    })
 }
 
 /// The rows of the first syntax error: its ERROR node (or the MISSING node's line).
@@ -1123,6 +1143,8 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
         }
     }
     if !definitions.is_empty() {
+        // Functions and classes first: the assignments of this round may call them.
+        definitions.sort_by_key(|d| !d.starts_with("# from "));
         insert_after_imports(&mut code, &format!("{}\n", definitions.join("\n")));
         edits.push(format!("defined undefined data: {}", definitions.join("; ")));
         if !defines(&code, "np") {
@@ -1394,6 +1416,45 @@ mod tests {
         )
         .unwrap();
         assert!(fixed.edits[0].contains("commented out"), "{:?}", fixed.edits);
+
+        // Names the project defines: its functions first, then how its entry point builds
+        // the objects, so that the assignments can call them.
+        let project = Project {
+            files: vec![SourceFile {
+                path: "report.py".into(),
+                text: "def build():\n    return [1]\n\nif __name__ == \"__main__\":\n    a_model = build()\n".into(),
+            }],
+            notes: vec![],
+        };
+        let with_project = GenInput {
+            project: Some(&project),
+            ..input
+        };
+        let uses = Candidate {
+            code: "import numpy as np\nprint(a_model)\n".into(),
+            edits: vec![],
+        };
+        let diagnostics: Vec<RuffDiagnostic> = serde_json::from_str(
+            r#"[{"code": "F821", "message": "Undefined name `a_model`", "location": {"row": 2, "column": 7}},
+                {"code": "F821", "message": "Undefined name `build`", "location": {"row": 2, "column": 7}}]"#,
+        )
+        .unwrap();
+        let defined = rule_refine(
+            &with_project,
+            &uses,
+            &Feedback {
+                verdicts: &verdicts,
+                diagnostics: &diagnostics,
+                run: None,
+            },
+        )
+        .unwrap();
+        // `a_model` sorts before `build`, yet the function comes first.
+        let (function, built) = (
+            defined.code.find("def build").expect("the function"),
+            defined.code.find("a_model = build()").expect("the entry point's line"),
+        );
+        assert!(function < built, "{}", defined.code);
     }
 
     #[test]
@@ -1483,6 +1544,28 @@ mod tests {
         );
         assert!(project_definition(&project, "BIG").is_none());
         assert!(project_definition(&project, "missing").is_none());
+
+        // Objects the entry point builds: taken from its `__main__` block, dedented.
+        let project = Project {
+            files: vec![SourceFile {
+                path: "report.py".into(),
+                text: "from fit import Net\n\nif __name__ == \"__main__\":\n    X, y = load(), labels()\n    model = Net().fit(X, y)\n    print(model)\n"
+                    .into(),
+            }],
+            notes: vec![],
+        };
+        assert_eq!(
+            project_definition(&project, "model").unwrap(),
+            "model = Net().fit(X, y)  # from report.py (its entry point)"
+        );
+        assert_eq!(
+            project_definition(&project, "y").unwrap(),
+            "X, y = load(), labels()  # from report.py (its entry point)"
+        );
+        assert!(
+            project_definition(&project, "Net").is_none(),
+            "an import is not a definition"
+        );
     }
 
     #[test]
