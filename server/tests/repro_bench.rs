@@ -20,7 +20,7 @@ use replayground_server::runner::DEFAULT_PYTHON;
 use replayground_server::sandbox::RunLimits;
 use replayground_shared::repro::SymptomClass;
 
-// Measured with this configuration on 2026-11-29, 16:30 UTC (README, "Reproduction
+// Measured with this configuration on 2026-11-29, 16:20 UTC (README, "Reproduction
 // benchmark"), each floor one or two cases below the measurement so that timing noise
 // passes and a regression does not. Raise them when the agent improves.
 /// Measured 1.00 (30/30).
