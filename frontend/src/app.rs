@@ -9,6 +9,7 @@ use leptos::html::Textarea;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use replayground_shared::share::PlaygroundView;
+use replayground_shared::text::group_thousands;
 use replayground_shared::{Action, Stop};
 
 use crate::api;
@@ -407,7 +408,7 @@ pub fn App() -> impl IntoView {
                                         match (p.streaming, p.events) {
                                             (false, _) => "Tracing…".to_owned(),
                                             (true, 1) => "1 event".to_owned(),
-                                            (true, n) => format!("{} events", group_thousands(n)),
+                                            (true, n) => format!("{} events", group_thousands(n as u64)),
                                         }
                                     }}
                                 </span>
@@ -483,19 +484,6 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// `12345` as `12,345`.
-pub fn group_thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The examples menu's options as HTML (one string costs the bundle less than a view each).
 fn example_options_html() -> String {
     let mut out = String::from(r#"<option value="">Examples…</option>"#);
@@ -557,18 +545,5 @@ fn Gallery(page: Playground) -> impl IntoView {
                 }
             ></ul>
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::group_thousands;
-
-    #[test]
-    fn event_counts_read_with_thousands_separators() {
-        assert_eq!(group_thousands(7), "7");
-        assert_eq!(group_thousands(1234), "1,234");
-        assert_eq!(group_thousands(100_000), "100,000");
-        assert_eq!(group_thousands(1_234_567), "1,234,567");
     }
 }

@@ -8,6 +8,7 @@ pub mod repro;
 pub mod share;
 pub mod state;
 pub mod state_tree;
+pub mod text;
 pub mod trace;
 pub mod trace_lang;
 

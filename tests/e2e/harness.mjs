@@ -9,8 +9,17 @@ export const BASE = (process.env.BASE_URL || 'http://127.0.0.1:8080').replace(/\
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ARTIFACTS = process.env.ARTIFACTS_DIR || path.join(ROOT, 'tests', 'artifacts');
 // playwright-core is pinned in the project-local .tools/ (cargo xtask setup).
-export const { chromium } = createRequire(path.join(ROOT, '.tools', 'package.json'))('playwright-core');
+const { chromium } = createRequire(path.join(ROOT, '.tools', 'package.json'))('playwright-core');
 mkdirSync(ARTIFACTS, { recursive: true });
+
+/** Debian's headless Chromium, without the background traffic this closed network refuses. */
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
 
 /** The selector of a test hook. */
 export const $ = (id) => `[data-testid="${id}"]`;

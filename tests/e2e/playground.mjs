@@ -5,7 +5,7 @@
 // Screenshots of each view go to tests/artifacts/ (git-ignored). With --bench it also
 // measures time to interactive, as a ratio to fetching index.html in the same run.
 import assert from 'node:assert/strict';
-import { $, ARTIFACTS, BASE, check, chromium, failed, shot } from './harness.mjs';
+import { $, ARTIFACTS, BASE, check, launchChromium, failed, shot } from './harness.mjs';
 
 const BENCH = process.argv.includes('--bench');
 
@@ -42,11 +42,7 @@ async function runProgram(page) {
   await page.waitForSelector($('current-line'), { timeout: 30_000 });
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium();
 try {
   const page = await openPage(browser);
   let shareUrl;

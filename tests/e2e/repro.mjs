@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { $, ARTIFACTS, BASE, check, chromium, failed, shot } from './harness.mjs';
+import { $, ARTIFACTS, BASE, check, launchChromium, failed, shot } from './harness.mjs';
 
 const TITLE = 'Loss becomes NaN in logistic regression';
 const SNIPPET = `import numpy as np
@@ -40,11 +40,7 @@ function projectZip() {
   return file;
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium();
 try {
   const page = await openPage(browser);
   let shareUrl;

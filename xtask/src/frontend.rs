@@ -5,6 +5,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use replayground_shared::text::group_thousands;
 
 use crate::project::{Project, run};
 use crate::setup::BINARYEN_VERSION;
@@ -280,19 +281,6 @@ fn size_verdict(bytes: u64, budget: u64, target: u64) -> Result<String, String> 
     })
 }
 
-/// `1234567` as `1,234,567`.
-fn group_thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,7 +315,6 @@ version = "0.2.100"
         );
         let over = size_verdict(1_200_001, 1_200_000, 1_000_000).unwrap_err();
         assert!(over.contains("over its budget of 1,200,000 bytes by 1;"), "{over}");
-        assert_eq!(group_thousands(12), "12");
     }
 
     #[test]

@@ -39,9 +39,7 @@ impl Rollout {
 /// The program's first stop, which needs no model: module level, the first statement's
 /// line, nothing bound yet. `None` for a program without statements.
 pub fn first_state(code: &str) -> Option<State> {
-    let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
-    let tree = parser.parse(code, None)?;
+    let tree = crate::repro::chunk::parse(code)?;
     let root = tree.root_node();
     let mut cursor = root.walk();
     let first = root.named_children(&mut cursor).find(|node| node.kind() != "comment")?;

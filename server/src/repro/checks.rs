@@ -728,16 +728,21 @@ async fn approximate_with_llm(
     };
     let answer = llm.complete(&messages, &params, &mut |_| {}).await.ok()?;
     let predicted: Predicted = serde_json::from_str(json_in_answer(&answer)?).ok()?;
-    let (termination, stderr) = match &predicted.exception {
-        Some(e) if !e.trim().is_empty() => (
+    let exception = predicted.exception.as_deref().filter(|e| !e.trim().is_empty());
+    Some(score_prediction(report, exception, &predicted.output))
+}
+
+/// Scores a predicted run as if it had happened: an exception (`Type: message`) ends it
+/// with a traceback, otherwise it exits normally having printed `output`.
+fn score_prediction(report: &RestructuredReport, exception: Option<&str>, output: &str) -> (f32, String) {
+    let (termination, stderr) = match exception {
+        Some(e) => (
             Termination::Exited(1),
             format!("Traceback (most recent call last):\n{e}\n"),
         ),
-        _ => (Termination::Exited(0), String::new()),
+        None => (Termination::Exited(0), String::new()),
     };
-    let run = observe(termination, &predicted.output, &stderr, 0);
-    let (score, detail) = score_run(report, &run);
-    Some((score, detail))
+    score_run(report, &observe(termination, output, &stderr, 0))
 }
 
 /// What can guess the behaviour of a script that cannot run here, asked in this order.
@@ -780,16 +785,11 @@ async fn approximate_with_neural(
     {
         let _ = writeln!(variables, "{name} = {repr}");
     }
-    let (termination, stderr, ending) = match &rollout.end {
-        RolloutEnd::Raised(line) => (
-            Termination::Exited(1),
-            format!("Traceback (most recent call last):\n{line}\n"),
-            format!("raises {line}"),
-        ),
-        RolloutEnd::Finished => (Termination::Exited(0), String::new(), "ends normally".to_owned()),
+    let (exception, ending) = match &rollout.end {
+        RolloutEnd::Raised(line) => (Some(line.as_str()), format!("raises {line}")),
+        RolloutEnd::Finished => (None, "ends normally".to_owned()),
         RolloutEnd::StepLimit => (
-            Termination::Exited(0),
-            String::new(),
+            None,
             format!("is still running after {steps} steps (scored on the variables so far)"),
         ),
         RolloutEnd::Unparsable(why) => {
@@ -798,8 +798,7 @@ async fn approximate_with_neural(
             ));
         }
     };
-    let run = observe(termination, &variables, &stderr, 0);
-    let (score, detail) = score_run(report, &run);
+    let (score, detail) = score_prediction(report, exception, &variables);
     Ok((
         score,
         format!("The neural debugger ({model}) stepped through it in {steps} predicted steps: it {ending}. {detail}"),
