@@ -264,7 +264,8 @@ pub struct ServeArgs {
     #[arg(long, env = "REPLAYGROUND_NO_MODEL")]
     pub no_model: bool,
     /// The reproduction agent's LLM: `openai:URL#MODEL` (Ollama, vLLM, llama.cpp server),
-    /// `candle:DIR` (a local Qwen2-family model) or `scripted:FILE`; none: rule-based edits.
+    /// `candle:DIR` (a local Qwen2-family model), `gguf:FILE`, `scripted:FILE` or `rules`
+    /// (rule-based edits only). Default: Qwen2.5-Coder-0.5B when `cargo xtask setup` installed it.
     #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
     pub llm: Option<String>,
     /// A cross-encoder (an HF `BertForSequenceClassification` folder, e.g. ms-marco-MiniLM-L-6-v2)
@@ -526,15 +527,8 @@ async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCod
 /// named explicitly must load; the default embedding model is used when it loads.
 fn agent_deps(state: &AppState, args: &ServeArgs) -> anyhow::Result<crate::repro::agent::AgentDeps> {
     use crate::repro::embed::{CrossEncoder, Embedder};
-    let llm = if let Some(spec) = &args.llm {
-        let llm = crate::repro::llm::from_spec(spec)
-            .with_context(|| format!("cannot use the LLM `{spec}`; check --llm (REPLAYGROUND_LLM)"))?;
-        tracing::info!(llm = %llm.name(), "reproduction agent: LLM ready");
-        Some(llm)
-    } else {
-        tracing::info!("reproduction agent: no --llm, candidates come from rule-based edit actions");
-        None
-    };
+    let llm = crate::repro::llm::resolve(args.llm.as_deref())
+        .with_context(|| "cannot use the LLM of --llm (REPLAYGROUND_LLM); `--llm rules` runs without one")?;
     let embedder = match &args.embeddings {
         Some(dir) => Some(Arc::new(Embedder::load(dir).with_context(|| {
             format!(

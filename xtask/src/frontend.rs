@@ -46,6 +46,8 @@ impl TestServer {
             // A debug build embeds ~100x slower than a release one; the reproduction page's
             // test needs the agent's stream, not dense retrieval (server tests cover that).
             .arg("--no-embeddings")
+            // The page's test needs the agent's stream, not a code LLM at debug-build speed.
+            .args(["--llm", "rules"])
             .current_dir(&project.root)
             .stdout(Stdio::from(log.try_clone()?))
             .stderr(Stdio::from(log))

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout)]
 
 mod frontend;
+mod llm;
 mod postgres;
 mod project;
 mod setup;
@@ -29,8 +30,15 @@ struct Cli {
 #[derive(Subcommand)]
 enum Task {
     /// Install the tools the build and the tests need (Debian packages, wasm target,
-    /// trunk, wasm-bindgen-cli, binaryen); skips what is already there.
-    Setup,
+    /// trunk, wasm-bindgen-cli, binaryen, the code LLM); skips what is already there.
+    Setup {
+        /// Also install an opt-in model: `qwen-1.5b` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB).
+        #[arg(long = "with", value_name = "MODEL")]
+        with: Vec<String>,
+        /// Only the code LLMs (e.g. to fill a CI cache), none of the other tools.
+        #[arg(long)]
+        only_models: bool,
+    },
     /// Build the browser app with trunk into dist/.
     BuildFrontend {
         /// Optimised build (cargo --release, wasm-opt -Oz), as `serve` uses.
@@ -50,6 +58,19 @@ enum Task {
     Test,
     /// Benchmark the browser app: parsing, stepping, wasm size, time to interactive.
     BenchFrontend,
+    /// The embedded code LLM on candle against llama.cpp (llama-cpp-python, built into
+    /// .tools/llama-cpp/ on first use): prompt processing, decode, peak memory.
+    BenchLlm {
+        /// A Python that has llama-cpp-python and numpy (default: .tools/llama-cpp/bin/python).
+        #[arg(long)]
+        python: Option<std::path::PathBuf>,
+        /// Threads for each engine.
+        #[arg(long, default_value_t = 2)]
+        threads: u32,
+        /// Prompt length in tokens.
+        #[arg(long, default_value_t = 512)]
+        prompt_tokens: u32,
+    },
     /// Run the criterion benchmarks of the workspace.
     Bench {
         /// Arguments for criterion after `--` (e.g. a benchmark name filter).
@@ -61,12 +82,23 @@ enum Task {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = Project::locate().and_then(|project| match cli.task {
-        Task::Setup => setup::setup(&project),
+        Task::Setup { with, only_models } => {
+            if only_models {
+                llm::install_models(&project, &with)
+            } else {
+                setup::setup_with(&project, &with)
+            }
+        }
         Task::BuildFrontend { release } => frontend::build(&project, release),
         Task::Serve { addr, server_args } => serve(&project, &addr, &server_args),
         Task::Test => test::test(&project),
         Task::Bench { criterion_args } => bench(&project, &criterion_args),
         Task::BenchFrontend => frontend::bench(&project),
+        Task::BenchLlm {
+            python,
+            threads,
+            prompt_tokens,
+        } => llm::bench(&project, python, threads, prompt_tokens),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

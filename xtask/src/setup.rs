@@ -34,6 +34,11 @@ pub(crate) const BINARYEN_VERSION: &str = "132";
 pub(crate) const PLAYWRIGHT_CORE_VERSION: &str = "1.65.1";
 
 pub(crate) fn setup(project: &Project) -> Result<()> {
+    setup_with(project, &[])
+}
+
+/// `with`: opt-in code LLMs beside the default one (`--with qwen-1.5b`).
+pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     let started = Instant::now();
     debian_packages()?;
     wasm_target(project)?;
@@ -42,6 +47,7 @@ pub(crate) fn setup(project: &Project) -> Result<()> {
     binaryen(project)?;
     playwright_core(project)?;
     embedding_model(project)?;
+    crate::llm::install_models(project, with)?;
     ruff(project)?;
     println!("setup: done in {}", format_duration(started.elapsed()));
     Ok(())

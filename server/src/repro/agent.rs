@@ -677,8 +677,9 @@ pub struct ReproArgs {
     /// The project the bug is in: a directory, or a .zip / .tar.gz / .tar archive.
     #[arg(long, value_name = "DIR|ARCHIVE")]
     pub project: Option<PathBuf>,
-    /// The LLM: `openai:URL#MODEL` (Ollama, vLLM, llama.cpp server), `candle:DIR`, or
-    /// `scripted:FILE`. Without one the rule-based generator writes the candidates.
+    /// The LLM: `openai:URL#MODEL` (Ollama, vLLM, llama.cpp server), `candle:DIR`, `gguf:FILE`,
+    /// `scripted:FILE` or `rules` (the rule-based generator). Default: the embedded
+    /// Qwen2.5-Coder-0.5B when `cargo xtask setup` installed it, else the rules.
     #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
     pub llm: Option<String>,
     /// A cross-encoder directory (`BertForSequenceClassification`) to rerank contexts.
@@ -857,7 +858,7 @@ pub async fn command(
         anyhow::bail!("{}: {message}", args.report.display());
     }
     let project = args.project.as_deref().map(read_project).transpose()?.map(Arc::new);
-    let llm = args.llm.as_deref().map(super::llm::from_spec).transpose()?;
+    let llm = super::llm::resolve(args.llm.as_deref())?;
     let notes = |line: &str| {
         if !args.json {
             eprintln!("{line}");

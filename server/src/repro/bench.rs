@@ -898,7 +898,8 @@ pub struct BenchReproArgs {
     /// Also measure the agent without each stage in turn (eight more runs per case).
     #[arg(long)]
     pub compare_ablations: bool,
-    /// Also measure an LLM generator beside the rules (the same spec as `repro --llm`).
+    /// Also measure an LLM generator beside the rules (the same spec as `repro --llm`;
+    /// default: the embedded model when installed, `rules` for the rules alone).
     #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
     pub llm: Option<String>,
     /// Only the first N cases, in name order.
@@ -947,10 +948,8 @@ pub async fn command(
             None
         }
     };
-    let llm = match &args.llm {
-        Some(spec) => Some((spec.clone(), super::llm::from_spec(spec)?)),
-        None => None,
-    };
+    let llm =
+        super::llm::resolve(args.llm.as_deref())?.map(|llm| (args.llm.clone().unwrap_or_else(|| llm.name()), llm));
     let config = BenchConfig {
         sandbox,
         python: python.to_path_buf(),

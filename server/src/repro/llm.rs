@@ -4,6 +4,8 @@
 //!   `stream: true`): Ollama, vLLM, the llama.cpp server. Tokens arrive as server-sent events.
 //! - [`CandleLlm`]: a local Qwen2-family directory (`config.json`, `tokenizer.json`,
 //!   `*.safetensors`) run by candle with the Qwen chat template and a KV cache.
+//! - [`GgufLlm`]: a Qwen2 GGUF file run by `replayground-llm`; the embedded default is
+//!   Qwen2.5-Coder-0.5B-Instruct, which `cargo xtask setup` installs.
 //! - [`ScriptedLlm`]: canned replies, for tests and demos.
 //!
 //! [`from_spec`] builds one from a one-line spec (`--llm`, `REPLAYGROUND_LLM`):
@@ -12,6 +14,8 @@
 //! | --- | --- |
 //! | `openai:http://127.0.0.1:11434/v1#qwen2.5-coder:7b` | Ollama (any OpenAI-compatible base URL, `#` then the model name) |
 //! | `candle:/models/Qwen2.5-Coder-7B-Instruct` | a local Qwen2-family directory |
+//! | `gguf:.tools/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf` | a Qwen2 GGUF file (the default when installed) |
+//! | `rules` | no LLM: the rule-based generator |
 //! | `scripted:/path/replies.json` | a JSON list of replies (strings, or `{"task": "generate", "reply": "..."}`) |
 //!
 //! An API key for a hosted server is read from `REPLAYGROUND_LLM_API_KEY`.
@@ -19,8 +23,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -30,6 +34,9 @@ use eventsource_stream::Eventsource as _;
 use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use tokenizers::Tokenizer;
+
+use replayground_llm::catalogue::{self, QWEN_CODER_0_5B};
+use replayground_llm::{GenerationParams, LocalLlm};
 
 use crate::neural::model::Qwen2Config;
 use crate::sandbox::BoxFuture;
@@ -109,7 +116,9 @@ impl GenParams {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("`{spec}` is not an LLM spec ({reason}); use openai:URL#MODEL, candle:DIR or scripted:FILE")]
+    #[error(
+        "`{spec}` is not an LLM spec ({reason}); use openai:URL#MODEL, candle:DIR, gguf:FILE, scripted:FILE or rules"
+    )]
     Spec { spec: String, reason: String },
     #[error("cannot reach the LLM server at {url} ({detail}); start it (e.g. `ollama serve`) or check the --llm URL")]
     Unreachable { url: String, detail: String },
@@ -160,6 +169,7 @@ pub fn from_spec(spec: &str) -> Result<Arc<dyn Llm>, LlmError> {
             Ok(Arc::new(OpenAiLlm::new(url, model, api_key)))
         }
         "candle" => Ok(Arc::new(CandleLlm::load(Path::new(rest))?)),
+        "gguf" => Ok(Arc::new(GgufLlm::open(Path::new(rest))?)),
         "scripted" => {
             let text = std::fs::read_to_string(rest).map_err(|e| bad(&format!("cannot read {rest}: {e}")))?;
             let replies: Vec<ScriptedReply> =
@@ -167,6 +177,50 @@ pub fn from_spec(spec: &str) -> Result<Arc<dyn Llm>, LlmError> {
             Ok(Arc::new(ScriptedLlm::new(replies)))
         }
         _ => Err(bad(&format!("unknown backend `{kind}`"))),
+    }
+}
+
+/// The LLM that `--llm` (`REPLAYGROUND_LLM`) asks for. `rules` is none; any other spec must
+/// load. Without `--llm`: the embedded model when its file is installed (in `.tools/models/`
+/// under the working directory, or the cache), else none. Says in one log line which it is.
+pub fn resolve(spec: Option<&str>) -> Result<Option<Arc<dyn Llm>>, LlmError> {
+    match spec.map(str::trim) {
+        Some("rules") => {
+            tracing::info!("reproduction agent: --llm rules, candidates come from rule-based edit actions");
+            Ok(None)
+        }
+        Some(spec) => {
+            let llm = from_spec(spec)?;
+            tracing::info!("reproduction agent: LLM {} (--llm {spec})", llm.name());
+            Ok(Some(llm))
+        }
+        None => Ok(embedded()),
+    }
+}
+
+/// The default model, when setup installed it; a file that does not open is one warning.
+fn embedded() -> Option<Arc<dyn Llm>> {
+    let root = std::env::current_dir().unwrap_or_default();
+    let Some(path) = catalogue::locate(&QWEN_CODER_0_5B, &root) else {
+        tracing::info!(
+            "reproduction agent: no code LLM installed (`cargo xtask setup` installs {}), candidates come from rule-based edit actions",
+            QWEN_CODER_0_5B.name
+        );
+        return None;
+    };
+    match GgufLlm::open(&path) {
+        Ok(llm) => {
+            tracing::info!(
+                "reproduction agent: LLM {} from {} (the embedded default; --llm rules for rule-based edits only)",
+                llm.name(),
+                path.display()
+            );
+            Some(Arc::new(llm))
+        }
+        Err(e) => {
+            tracing::warn!("reproduction agent: {e}; candidates come from rule-based edit actions");
+            None
+        }
     }
 }
 
@@ -525,6 +579,95 @@ impl Llm for CandleLlm {
     }
 }
 
+/// A Qwen2 GGUF file run by `replayground-llm` on this machine. The header is read when
+/// the backend is made (so a wrong file is reported at once); the weights on first use,
+/// once, then shared by every request (one generation at a time).
+pub struct GgufLlm {
+    path: PathBuf,
+    name: String,
+    loaded: Arc<OnceLock<Result<LocalLlm, String>>>,
+}
+
+impl GgufLlm {
+    pub fn open(path: &Path) -> Result<Self, LlmError> {
+        let name = replayground_llm::describe(path).map_err(|e| LlmError::Model {
+            dir: path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            loaded: Arc::new(OnceLock::new()),
+        })
+    }
+}
+
+impl Llm for GgufLlm {
+    fn name(&self) -> String {
+        format!("gguf:{}", self.name)
+    }
+
+    fn complete<'a>(
+        &'a self,
+        messages: &'a [ChatMessage],
+        params: &'a GenParams,
+        on_token: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<String, LlmError>> {
+        Box::pin(async move {
+            let chat: Vec<replayground_llm::ChatMessage> = messages
+                .iter()
+                .map(|m| {
+                    let role = match m.role {
+                        Role::System => replayground_llm::Role::System,
+                        Role::User => replayground_llm::Role::User,
+                        Role::Assistant => replayground_llm::Role::Assistant,
+                    };
+                    replayground_llm::ChatMessage::new(role, m.content.clone())
+                })
+                .collect();
+            let generation = GenerationParams {
+                max_tokens: params.max_tokens,
+                temperature: params.temperature,
+                top_p: 0.95,
+                seed: params.seed,
+            };
+            let stop = Arc::new(AtomicBool::new(false));
+            let _guard = StopOnDrop(stop.clone());
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+            let loaded = Arc::clone(&self.loaded);
+            let path = self.path.clone();
+            // Loading and generating are CPU-bound: a blocking thread streams back.
+            let worker = tokio::task::spawn_blocking(move || {
+                let llm = loaded.get_or_init(|| {
+                    let started = Instant::now();
+                    let llm = LocalLlm::load(&path, &replayground_llm::default_device()).map_err(|e| e.to_string());
+                    if llm.is_ok() {
+                        tracing::info!("loaded {} in {:.1} s", path.display(), started.elapsed().as_secs_f64());
+                    }
+                    llm
+                });
+                let llm = llm.as_ref().map_err(Clone::clone)?;
+                llm.chat(&chat, &generation, &stop, &mut |piece| {
+                    let _ = tx.send(piece.to_owned());
+                })
+                .map(|g| g.text)
+                .map_err(|e| e.to_string())
+            });
+            while let Some(piece) = rx.recv().await {
+                on_token(&piece);
+            }
+            let dir = self.path.display().to_string();
+            worker
+                .await
+                .map_err(|e| LlmError::Model {
+                    dir: dir.clone(),
+                    detail: format!("generation stopped: {e}"),
+                })?
+                .map_err(|detail| LlmError::Model { dir, detail })
+        })
+    }
+}
+
 /// One canned reply; `task` limits it to requests of that kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -619,6 +762,9 @@ mod tests {
         assert!(error.contains("unknown backend `ollama`"), "{error}");
         let error = from_spec("candle:/nonexistent/model").err().unwrap().to_string();
         assert!(error.contains("config.json"), "{error}");
+        let error = from_spec("gguf:/nonexistent/model.gguf").err().unwrap().to_string();
+        assert!(error.contains("/nonexistent/model.gguf"), "{error}");
+        assert!(resolve(Some("rules")).unwrap().is_none());
     }
 
     #[test]
@@ -729,5 +875,31 @@ mod tests {
         assert!(!pieces.is_empty(), "no tokens streamed");
         assert_eq!(pieces.concat(), answer);
         assert!(llm.name().starts_with("candle:neural-debugger-tiny"));
+    }
+
+    /// The embedded model through the agent's trait: named from its metadata, streamed.
+    /// Bounded: a few greedy tokens. `cargo xtask setup` installs the file.
+    #[tokio::test]
+    async fn the_embedded_gguf_model_streams_a_short_answer() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let path = catalogue::locate(&QWEN_CODER_0_5B, &root)
+            .expect("the Qwen2.5-Coder-0.5B file is not installed: run `cargo xtask setup`");
+        let llm = from_spec(&format!("gguf:{}", path.display())).unwrap();
+        assert!(llm.name().starts_with("gguf:Qwen2.5 Coder 0.5B"), "{}", llm.name());
+        let mut pieces = Vec::new();
+        let params = GenParams {
+            temperature: 0.0,
+            ..GenParams::new(LlmTask::Generate, 6)
+        };
+        let answer = llm
+            .complete(
+                &[ChatMessage::user("Write `import numpy as np` and nothing else.")],
+                &params,
+                &mut |t| pieces.push(t.to_owned()),
+            )
+            .await
+            .unwrap();
+        assert!(answer.contains("import"), "{answer:?}");
+        assert_eq!(pieces.concat(), answer);
     }
 }

@@ -1,0 +1,80 @@
+//! Qwen2.5's chat template (`tokenizer.chat_template` in the GGUF metadata), for chats
+//! without tool calls: a system turn first (Qwen's default when the chat has none),
+//! each turn as `<|im_start|>role\ncontent<|im_end|>\n`, then the assistant's turn opened.
+
+/// Who says a message of a chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+        }
+    }
+}
+
+/// The system turn the template inserts when a chat does not start with one.
+pub const DEFAULT_SYSTEM: &str = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
+
+/// Ends a turn; the model ends its answer with it.
+pub const END_OF_TURN: &str = "<|im_end|>";
+
+/// The prompt that asks the model for the assistant's next turn.
+pub fn chat_prompt(messages: &[ChatMessage]) -> String {
+    let mut prompt = String::new();
+    let mut turn = |role: Role, content: &str| {
+        prompt.push_str("<|im_start|>");
+        prompt.push_str(role.as_str());
+        prompt.push('\n');
+        prompt.push_str(content);
+        prompt.push_str(END_OF_TURN);
+        prompt.push('\n');
+    };
+    if messages.first().is_none_or(|m| m.role != Role::System) {
+        turn(Role::System, DEFAULT_SYSTEM);
+    }
+    for message in messages {
+        turn(message.role, &message.content);
+    }
+    prompt.push_str("<|im_start|>assistant\n");
+    prompt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chat_without_a_system_turn_gets_qwens() {
+        let prompt = chat_prompt(&[ChatMessage::new(Role::User, "Hi")]);
+        assert!(prompt.starts_with(&format!("<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n")));
+        assert!(prompt.ends_with("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
+        let own = chat_prompt(&[
+            ChatMessage::new(Role::System, "Be brief."),
+            ChatMessage::new(Role::User, "Hi"),
+        ]);
+        assert!(!own.contains(DEFAULT_SYSTEM));
+    }
+}

@@ -1,0 +1,260 @@
+//! The runtime against llama.cpp on the real Qwen2.5-Coder-0.5B file: token ids, greedy
+//! generation, the chat template, streaming, sampling and cancellation.
+//!
+//! The fixtures were written by `tools/llm_oracle.py` (llama-cpp-python reading the same
+//! file). The model itself is installed by `cargo xtask setup`; without it these tests fail.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use replayground_llm::catalogue::{self, QWEN_CODER_0_5B};
+use replayground_llm::stream::TokenStream;
+use replayground_llm::{ChatMessage, GenerationParams, LocalLlm, Role, StopReason, chat_prompt};
+use serde::Deserialize;
+
+fn model() -> &'static LocalLlm {
+    static MODEL: OnceLock<LocalLlm> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let path = catalogue::locate(&QWEN_CODER_0_5B, &root).unwrap_or_else(|| {
+            panic!(
+                "{} ({}) is not installed in {}/ or the cache {:?}: run `cargo xtask setup`",
+                QWEN_CODER_0_5B.name,
+                QWEN_CODER_0_5B.file_name,
+                catalogue::TOOLS_MODELS_DIR,
+                catalogue::cache_dir()
+            )
+        });
+        LocalLlm::load(&path, &replayground_llm::default_device()).unwrap()
+    })
+}
+
+fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+#[derive(Deserialize)]
+struct TokenizerFixture {
+    model_sha256: String,
+    cases: Vec<TokenizerCase>,
+}
+
+#[derive(Deserialize)]
+struct TokenizerCase {
+    text: String,
+    ids: Vec<u32>,
+    /// llama.cpp's ids for the NFC form, when that differs: Qwen's tokenizer normalizes to
+    /// NFC (its tokenizer.json; candle's GGUF tokenizer too), llama.cpp does not.
+    nfc_ids: Option<Vec<u32>>,
+}
+
+#[derive(Deserialize)]
+struct GenerationFixture {
+    model_sha256: String,
+    greedy: Vec<GreedyRun>,
+}
+
+#[derive(Deserialize)]
+struct GreedyRun {
+    prompt: String,
+    prompt_ids: Vec<u32>,
+    generated: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+struct ChatFixture {
+    chats: Vec<RenderedChat>,
+}
+
+#[derive(Deserialize)]
+struct RenderedChat {
+    messages: Vec<FixtureMessage>,
+    prompt: String,
+}
+
+#[derive(Deserialize)]
+struct FixtureMessage {
+    role: String,
+    content: String,
+}
+
+#[test]
+fn token_ids_equal_llama_cpps_on_every_fixture_string() {
+    let fixture: TokenizerFixture = fixture("tokenizer.json");
+    assert_eq!(
+        fixture.model_sha256, QWEN_CODER_0_5B.sha256,
+        "the fixture was made from another file"
+    );
+    assert!(fixture.cases.len() >= 50, "only {} strings", fixture.cases.len());
+    let model = model();
+    let wrong: Vec<String> = fixture
+        .cases
+        .iter()
+        .filter_map(|case| {
+            let ids = model.encode(&case.text).unwrap();
+            let expected = case.nfc_ids.as_ref().unwrap_or(&case.ids);
+            (&ids != expected).then(|| format!("{:?}: ours {ids:?}, llama.cpp {expected:?}", case.text))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ:\n{}",
+        wrong.len(),
+        fixture.cases.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn special_tokens_are_single_ids_and_text_round_trips() {
+    let model = model();
+    for special in ["<|im_start|>", "<|im_end|>", "<|endoftext|>"] {
+        assert_eq!(model.encode(special).unwrap().len(), 1, "{special}");
+    }
+    let text = "def f(x):\n\treturn x ** 2  # 平方 😀\n";
+    let ids = model.encode(text).unwrap();
+    assert_eq!(model.tokenizer().decode(&ids, false).unwrap(), text);
+}
+
+#[test]
+fn greedy_generation_equals_llama_cpps_first_32_tokens() {
+    let fixture: GenerationFixture = fixture("generation.json");
+    assert_eq!(
+        fixture.model_sha256, QWEN_CODER_0_5B.sha256,
+        "the fixture was made from another file"
+    );
+    let model = model();
+    for run in &fixture.greedy {
+        assert_eq!(
+            model.encode(&run.prompt).unwrap(),
+            run.prompt_ids,
+            "prompt {:?}",
+            run.prompt
+        );
+        let params = GenerationParams::greedy(run.generated.len());
+        let ours = model
+            .generate_ids(&run.prompt_ids, &params, &AtomicBool::new(false), &mut |_| {})
+            .unwrap();
+        // llama.cpp's list ends with the stop token when the model stopped; ours does not.
+        let expected: Vec<u32> = run.generated.iter().copied().take(ours.tokens.len().max(1)).collect();
+        assert_eq!(
+            ours.tokens,
+            expected,
+            "prompt {:?}: ours {:?}, llama.cpp {:?}",
+            run.prompt,
+            model.tokenizer().decode(&ours.tokens, false).unwrap(),
+            model.tokenizer().decode(&run.generated, false).unwrap()
+        );
+        if ours.stop != StopReason::EndOfTurn {
+            assert_eq!(ours.tokens.len(), run.generated.len());
+        }
+    }
+}
+
+#[test]
+fn the_chat_template_renders_as_the_files_jinja_does() {
+    let fixture: ChatFixture = fixture("chat_template.json");
+    for chat in fixture.chats {
+        let messages: Vec<ChatMessage> = chat
+            .messages
+            .iter()
+            .map(|m| {
+                let role = match m.role.as_str() {
+                    "system" => Role::System,
+                    "user" => Role::User,
+                    _ => Role::Assistant,
+                };
+                ChatMessage::new(role, m.content.clone())
+            })
+            .collect();
+        assert_eq!(chat_prompt(&messages), chat.prompt);
+    }
+}
+
+#[test]
+fn add_is_completed_with_a_plus() {
+    let model = model();
+    let chat = [ChatMessage::new(
+        Role::User,
+        "Complete this Python function. Reply with code only.\n\ndef add(a, b):",
+    )];
+    let mut streamed = String::new();
+    let answer = model
+        .chat(
+            &chat,
+            &GenerationParams::greedy(24),
+            &AtomicBool::new(false),
+            &mut |piece| {
+                streamed.push_str(piece);
+            },
+        )
+        .unwrap();
+    assert!(answer.text.contains("return a + b"), "{:?}", answer.text);
+    assert_eq!(streamed, answer.text);
+}
+
+#[test]
+fn streamed_pieces_are_whole_characters() {
+    let model = model();
+    let text = "emoji 😀🎉👍🏽 日本語 naïve";
+    let ids = model.encode(text).unwrap();
+    assert!(ids.len() > 8, "{ids:?}");
+    let mut stream = TokenStream::new(model.tokenizer());
+    let mut pieces = Vec::new();
+    for id in ids {
+        pieces.extend(stream.push(id).unwrap());
+    }
+    pieces.extend(stream.finish().unwrap());
+    assert!(pieces.iter().all(|p| !p.contains('\u{fffd}')), "{pieces:?}");
+    assert_eq!(pieces.concat(), text);
+}
+
+#[test]
+fn a_seed_fixes_a_sampled_answer() {
+    let model = model();
+    let params = GenerationParams {
+        max_tokens: 8,
+        temperature: 0.9,
+        top_p: 0.9,
+        seed: 7,
+    };
+    let prompt = chat_prompt(&[ChatMessage::new(Role::User, "Name a Python web framework.")]);
+    let never = AtomicBool::new(false);
+    let first = model.generate(&prompt, &params, &never, &mut |_| {}).unwrap();
+    let again = model.generate(&prompt, &params, &never, &mut |_| {}).unwrap();
+    assert_eq!(first.tokens, again.tokens);
+    assert!(!first.tokens.is_empty());
+    assert!(first.tokens.len() <= 8);
+}
+
+#[test]
+fn cancelling_stops_after_the_current_token() {
+    let model = model();
+    let cancel = AtomicBool::new(false);
+    let mut pieces = 0;
+    let prompt = chat_prompt(&[ChatMessage::new(
+        Role::User,
+        "Count from 1 to 100, one number per line.",
+    )]);
+    let generation = model
+        .generate(&prompt, &GenerationParams::greedy(64), &cancel, &mut |_| {
+            pieces += 1;
+            if pieces == 2 {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+    assert_eq!(generation.stop, StopReason::Cancelled);
+    assert!(generation.tokens.len() <= 3, "{:?}", generation.tokens);
+}
+
+#[test]
+fn the_model_names_itself_from_its_metadata() {
+    let model = model();
+    assert!(model.name().contains("Qwen2.5 Coder 0.5B"), "{}", model.name());
+    assert_eq!(model.model().hparams.block_count, 24);
+    assert_eq!(model.model().hparams.head_count_kv, 2);
+}
