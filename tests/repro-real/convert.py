@@ -193,7 +193,14 @@ def crash_lines(out):
         keep.append(l.rstrip())
     text = '\n'.join(keep)
     text = re.sub(r'\n{3,}', '\n\n', text).strip('\n')
-    return text
+    return shorten(text)
+
+def shorten(text, head=20, tail=6):
+    # A dumped tensor can fill hundreds of lines; a report quotes its start and its end.
+    lines = text.splitlines()
+    if len(lines) > head + tail + 1:
+        lines = lines[:head] + [f'[... {len(lines) - head - tail} lines ...]'] + lines[-tail:]
+    return '\n'.join(lines)
 
 rows = []
 for c in C:
