@@ -26,7 +26,7 @@ case("037", "torch-tensor-of-tensors", "crash", ["torch"], error="ValueError",
      notes="torch.tensor() on a list of multi-element tensors; torch.stack is needed. The snippet also says `pytorch` for `torch` and pastes printed tensors as code.")
 case("050", "torch-densenet-forward-args", "crash", ["torch"], file="generator.py", error="TypeError",
      expected=["TypeError: DenseBlock.forward() takes 2 positional arguments but 4 were given"],
-     notes="_make_layer instantiates `block(...)` where block is already a module instance, so the call goes to forward() with three arguments.")
+     notes="The loop in MGenDenseNet rebinds `block` to the DenseBlock it just built, so the next DenseBlock's _make_layer calls that module instance with three arguments, i.e. its forward().")
 case("101", "torch-resunet-cat-sizes", "crash", ["torch"], file="resunet.py", error="RuntimeError",
      expected=["RuntimeError: Sizes of tensors must match except in dimension 1. Expected size 5 but got size 4 for tensor number 1 in the list."],
      notes="Input 320x320 is not divisible by 2**6: after six stride-2 encoders and the decoders the skip connection has 5 rows and the upsampled map 4; torch.cat fails.")
@@ -38,7 +38,7 @@ case("054", "torch-mean-long", "crash", ["torch"], error="RuntimeError",
      notes="torch.tensor([1,0,1]) is int64; mean() needs a floating dtype.")
 case("055", "torch-vrnn-cat-dim", "crash", ["torch"], file="vrnn.py", error="IndexError",
      expected=["IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)"],
-     notes="In generate(), x is sampled as a 1-D tensor, so torch.cat([x, z], dim=1) has no dimension 1.")
+     notes="In generate(), multinomial(1).squeeze() leaves a 0-D index, so the embedding phi_x(x) is 1-D (64,) and torch.cat([x, z], dim=1) has no dimension 1.")
 case("041", "torch-dot-2d", "crash", ["torch"], file="logistic.py", error="RuntimeError",
      expected=["RuntimeError: 1D tensors expected, but got 2D and 2D tensors"],
      notes="torch.dot only takes 1-D tensors; the gradient needs a matrix product (@ / torch.mm).")
@@ -112,7 +112,7 @@ case("093", "tf-broadcast-mul", "crash", ["tensorflow"], file="broadcast.py", er
      notes="Broadcasting aligns trailing axes: (1,5,64) and (1,5) do not broadcast; y needs shape (1,5,1).")
 case("016", "keras-conv2d-3d-input", "crash", ["tensorflow", "numpy"], file="cnn.py", loop=True, error="ValueError",
      expected=['ValueError: Input 0 of layer "conv2d" is incompatible with the layer: expected min_ndim=4, found ndim=3. Full shape received: (300, 5, 720)'],
-     notes="in_shape is 2-D (5, 720); Conv2D needs a channel axis (5, 720, 1).")
+     notes="The samples (300, 5, 720) and in_shape (5, 720) have no channel axis; Conv2D needs (5, 720, 1) and data of shape (300, 5, 720, 1).")
 case("020", "keras-channels-first-mnist", "crash", ["tensorflow", "numpy"], file="mnist_cnn.py", loop=True, error="ValueError",
      expected=["Negative dimension size caused by subtracting 3 from 1"],
      notes="MNIST reshaped to (1, 28, 28) (Theano ordering) under TensorFlow's channels-last default: the image is 1 pixel high. Also downloads MNIST.")
@@ -133,7 +133,7 @@ case("022", "tf-tape-outside-forward", "crash", ["tensorflow", "numpy"], file="t
      notes="The forward pass (model(data)) runs outside the GradientTape, so every gradient is None. The snippet is TF 1 eager (tf.contrib), migrated to TF 2 by the dataset's author.")
 case("019", "keras-extra-batch-axis", "crash", ["tensorflow", "numpy"], file="load_images.py", error="ValueError",
      expected=['expected shape=(None, 286, 384, 1), found shape=(None, None, 286, 384, 1)'],
-     notes="The images array gets an extra axis (x[..., None] on a list of (1, 286, 384) arrays), so the model sees 5-D input.")
+     notes="input_shape includes the batch axis ((None, 286, 384, 1)), to which Keras adds its own, so the model expects 5-D input; the grayscale images also lack the channel axis. The snippet leaves input_shape and files undefined; the dataset's author filled them in.")
 case("003", "keras-mnist-labels-scaled", "performance_degradation", ["tensorflow", "numpy"], file="mnist_cnn.py", loop=True,
      observed=["test accuracy: 0.09799999743700027"],
      expected=["test accuracy: 0.09"],
@@ -153,7 +153,7 @@ case("017", "keras-xor-softmax-single-unit", "performance_degradation", ["tensor
 case("010", "keras-val-split-unshuffled", "performance_degradation", ["tensorflow", "numpy"], file="train.py", loop=True,
      observed=["480/480 [==============================] - 20s 43ms/step - loss: 0.0210 - accuracy: 0.9929 - val_loss: 43.2529 - val_accuracy: 0.0000e+00"],
      expected=["val_accuracy: 0.0000e+00"],
-     notes="validation_split takes the last 20% of data sorted by class, so validation holds a class the model never saw: training accuracy 0.99, validation accuracy 0. The dataset's author also widened the softmax from 4 to 5 units to match the 5 classes.")
+     notes="validation_split takes the last 20% of the arrays without shuffling; with the samples ordered by class, validation holds a class the model never saw: training accuracy 0.99, validation accuracy 0. The dataset's author also widened the softmax from 4 to 5 units to match the 5 classes.")
 case("079", "tf-second-matmul-slow", "low_efficiency", ["tensorflow", "numpy"], file="timing.py",
      observed=["constant init time:  6.12801481291032", "constant init plus third multiplication time:  5.921319539547913"],
      expected=["constant init plus third multiplication time:"],
