@@ -113,7 +113,7 @@ fn synthetic_trace(calls: usize) -> Trace {
         kind,
         frame,
         line,
-        locals,
+        locals: locals.into(),
         value,
         stdout_len: 0,
         stderr_len: 0,
