@@ -65,7 +65,7 @@ fn run_traced(rt: &Runtime, tracer: &Tracer, code: &str) -> usize {
 
 fn run_untraced(rt: &Runtime, sandbox: &Arc<dyn Sandbox>, code: &str) {
     let report = rt
-        .block_on(sandbox.run(untraced_job(code), &mut |_| {}))
+        .block_on(sandbox.run(untraced_job(code), &mut replayground_server::sandbox::discard))
         .expect("the sandbox runs");
     assert_eq!(report.termination, Termination::Exited(0), "{}", report.stderr);
 }

@@ -41,6 +41,24 @@ pub struct ServerConfig {
     pub client_ip_header: Option<HeaderName>,
     /// How long running jobs may finish after SIGTERM or Ctrl-C before they are cancelled. Default 10 s.
     pub shutdown_grace: Duration,
+    /// A connection must send a request's head within this, also when idle between
+    /// requests; otherwise it is closed. Default 10 s.
+    pub header_read_timeout: Duration,
+    /// Open connections one client address may hold (WebSocket sessions count until
+    /// their upgrade). Default 256: a classroom behind one NAT address fits.
+    pub max_connections_per_ip: usize,
+    /// Open connections in all, below the common 1,024 file descriptor limit with room
+    /// for sandboxes and the store. Default 768.
+    pub max_connections: usize,
+    /// Serve `GET /metrics` (Prometheus text). Default off: it tells anyone how busy the
+    /// server is and which outcomes its programs had.
+    pub metrics: bool,
+    /// Origins besides the server's own that may open the WebSocket (e.g. a dev server
+    /// that proxies to this one). Default none.
+    pub allowed_origins: Vec<String>,
+    /// Bytes of share payloads the store may hold in all; past it new shares get 507.
+    /// Default 1 GiB.
+    pub max_share_storage_bytes: u64,
     pub ws: WsConfig,
 }
 
@@ -93,6 +111,12 @@ impl Default for ServerConfig {
             rate_limit_burst: 100,
             client_ip_header: None,
             shutdown_grace: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(10),
+            max_connections_per_ip: 256,
+            max_connections: 768,
+            metrics: false,
+            allowed_origins: Vec::new(),
+            max_share_storage_bytes: 1 << 30,
             ws: WsConfig::default(),
         }
     }
@@ -268,18 +292,22 @@ impl App {
                 ..RunLimits::default()
             },
         };
-        let verdict =
-            match tokio::time::timeout(Duration::from_secs(10), self.tracer.sandbox().run(job, &mut |_| {})).await {
-                Ok(Ok(report)) if report.termination == Termination::Exited(0) => Ok(()),
-                Ok(Ok(report)) => Err(format!(
-                    "a trial run in the sandbox ended with {:?}: {}",
-                    report.termination,
-                    report.stderr.trim()
-                )),
-                Ok(Err(SandboxError::Busy { .. })) => Ok(()),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err("a trial run in the sandbox did not finish within 10 s".to_owned()),
-            };
+        let verdict = match tokio::time::timeout(
+            Duration::from_secs(10),
+            self.tracer.sandbox().run(job, &mut crate::sandbox::discard),
+        )
+        .await
+        {
+            Ok(Ok(report)) if report.termination == Termination::Exited(0) => Ok(()),
+            Ok(Ok(report)) => Err(format!(
+                "a trial run in the sandbox ended with {:?}: {}",
+                report.termination,
+                report.stderr.trim()
+            )),
+            Ok(Err(SandboxError::Busy { .. })) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("a trial run in the sandbox did not finish within 10 s".to_owned()),
+        };
         self.note_sandbox(verdict.clone());
         verdict
     }

@@ -217,6 +217,39 @@ pub struct ServeArgs {
     /// After SIGTERM or Ctrl-C, running jobs get this long to finish before they are cancelled.
     #[arg(long, env = "REPLAYGROUND_SHUTDOWN_GRACE", value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     pub shutdown_grace: Duration,
+    /// A connection that sends no request head for this long (also idle between requests) is closed.
+    #[arg(long, env = "REPLAYGROUND_HEADER_READ_TIMEOUT", value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub header_read_timeout: Duration,
+    /// Open connections one client address may hold.
+    #[arg(
+        long,
+        env = "REPLAYGROUND_MAX_CONNECTIONS_PER_IP",
+        value_name = "N",
+        default_value_t = 256
+    )]
+    pub max_connections_per_ip: usize,
+    /// Open connections in all (keep it below the file descriptor limit, `ulimit -n`).
+    #[arg(long, env = "REPLAYGROUND_MAX_CONNECTIONS", value_name = "N", default_value_t = 768)]
+    pub max_connections: usize,
+    /// Serve Prometheus metrics at /metrics (off: they are public to anyone who can reach the server).
+    #[arg(long, env = "REPLAYGROUND_METRICS")]
+    pub metrics: bool,
+    /// Another origin whose pages may open the WebSocket (repeatable; the server's own always may).
+    #[arg(
+        long = "allowed-origin",
+        env = "REPLAYGROUND_ALLOWED_ORIGINS",
+        value_name = "URL",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Vec<String>,
+    /// Share payloads the store may hold in all, in MiB; past it new shares are refused.
+    #[arg(
+        long,
+        env = "REPLAYGROUND_MAX_SHARE_STORAGE_MIB",
+        value_name = "MIB",
+        default_value_t = 1024
+    )]
+    pub max_share_storage_mib: u64,
     /// A WebSocket client must say hello within this.
     #[arg(long, env = "REPLAYGROUND_WS_HANDSHAKE_TIMEOUT", value_name = "DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
     pub ws_handshake_timeout: Duration,
@@ -299,6 +332,12 @@ impl ServeArgs {
             rate_limit_burst: self.rate_limit_burst,
             client_ip_header: self.client_ip_header.clone(),
             shutdown_grace: self.shutdown_grace,
+            header_read_timeout: self.header_read_timeout,
+            max_connections_per_ip: self.max_connections_per_ip,
+            max_connections: self.max_connections,
+            metrics: self.metrics,
+            allowed_origins: self.allowed_origins.clone(),
+            max_share_storage_bytes: self.max_share_storage_mib << 20,
             ws: WsConfig {
                 handshake_timeout: self.ws_handshake_timeout,
                 idle_timeout: self.ws_idle_timeout,
@@ -353,6 +392,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut out = std::io::stdout().lock();
             serde_json::to_writer(&mut out, &trace)?;
             writeln!(out)?;
+            // A trace the tracer could not finish is printed, and the exit status says so.
+            if let Outcome::Crashed { message } = &trace.outcome {
+                tracing::error!("could not trace {}: {message}", args.file.display());
+                return Ok(ExitCode::FAILURE);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Debug(args) => debug(&cli.options, &args).await,
@@ -405,6 +449,16 @@ fn read_text(path: &Path, what: &str) -> anyhow::Result<String> {
 
 async fn trace_file(options: &RunOptions, args: &ProgramArgs) -> anyhow::Result<Trace> {
     let (code, stdin) = read_program(args)?;
+    // The server's limits: a larger program is refused here, not lost in a crashed trace.
+    let request = replayground_shared::protocol::TraceRequest {
+        code,
+        stdin,
+        max_steps: None,
+    };
+    if let Err(message) = request.check() {
+        bail!("{}: {}", args.file.display(), message.trim_end_matches('.'));
+    }
+    let (code, stdin) = (request.code, request.stdin);
     let mut limits = options.limits();
     if let Some(steps) = args.max_steps {
         if steps == 0 {

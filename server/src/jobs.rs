@@ -5,13 +5,14 @@
 //! at most `max_queued` wait (each for at most `queue_timeout`), and everyone else is
 //! told at once that the server is busy.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use replayground_shared::protocol::{MAX_CODE_BYTES, MAX_STDIN_BYTES, TraceRequest};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -83,7 +84,10 @@ impl QueueError {
     }
 }
 
-/// The cap on concurrent sandbox jobs, with a bounded queue of waiters.
+/// The cap on concurrent sandbox jobs, with a bounded queue of waiters served fairly:
+/// a freed slot goes to the waiting client that runs the fewest jobs (the earliest among
+/// equals), so a few clients that keep every slot busy with sleeping programs do not
+/// make everyone else wait behind their queued jobs.
 #[derive(Debug, Clone)]
 pub struct JobQueue {
     inner: Arc<QueueInner>,
@@ -91,34 +95,87 @@ pub struct JobQueue {
 
 #[derive(Debug)]
 struct QueueInner {
-    slots: Arc<Semaphore>,
     max_jobs: usize,
     max_queued: usize,
     queue_timeout: Duration,
-    waiting: AtomicUsize,
+    state: Mutex<Slots>,
     metrics: Arc<Metrics>,
 }
 
-/// A running job's slot; freed when dropped.
+#[derive(Debug, Default)]
+struct Slots {
+    free: usize,
+    /// Running jobs per client.
+    running: HashMap<IpAddr, usize>,
+    /// In arrival order.
+    waiting: Vec<Waiter>,
+    next_waiter: u64,
+}
+
+#[derive(Debug)]
+struct Waiter {
+    id: u64,
+    client: IpAddr,
+    grant: oneshot::Sender<JobPermit>,
+}
+
+/// A running job's slot; freed (and handed to the next waiter) when dropped.
 #[derive(Debug)]
 pub struct JobPermit {
-    _slot: OwnedSemaphorePermit,
-    metrics: Arc<Metrics>,
+    queue: Arc<QueueInner>,
+    client: IpAddr,
 }
 
 impl Drop for JobPermit {
     fn drop(&mut self) {
-        self.metrics.jobs_running.dec();
+        self.queue.metrics.jobs_running.dec();
+        let unclaimed = {
+            let mut slots = self.queue.lock();
+            if let Some(n) = slots.running.get_mut(&self.client) {
+                *n -= 1;
+                if *n == 0 {
+                    slots.running.remove(&self.client);
+                }
+            }
+            slots.free += 1;
+            self.queue.dispatch(&mut slots)
+        };
+        // Permits whose waiter left meanwhile: dropped outside the lock, each frees its slot again.
+        drop(unclaimed);
     }
 }
 
-/// Counts a waiter for as long as it waits.
-struct Waiting<'a>(&'a QueueInner);
+impl QueueInner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.waiting.fetch_sub(1, Ordering::SeqCst);
-        self.0.metrics.jobs_queued.dec();
+    /// Hands free slots to waiters, fewest running jobs first; returns the permits
+    /// nobody was there to take.
+    fn dispatch(self: &Arc<Self>, slots: &mut Slots) -> Vec<JobPermit> {
+        let mut unclaimed = Vec::new();
+        while slots.free > 0 && !slots.waiting.is_empty() {
+            let next = (0..slots.waiting.len())
+                .min_by_key(|&i| (slots.running.get(&slots.waiting[i].client).copied().unwrap_or(0), i))
+                .expect("someone is waiting");
+            let waiter = slots.waiting.remove(next);
+            self.metrics.jobs_queued.dec();
+            let permit = self.grant(slots, waiter.client);
+            if let Err(permit) = waiter.grant.send(permit) {
+                unclaimed.push(permit);
+            }
+        }
+        unclaimed
+    }
+
+    fn grant(self: &Arc<Self>, slots: &mut Slots, client: IpAddr) -> JobPermit {
+        slots.free -= 1;
+        *slots.running.entry(client).or_default() += 1;
+        self.metrics.jobs_running.inc();
+        JobPermit {
+            queue: Arc::clone(self),
+            client,
+        }
     }
 }
 
@@ -127,11 +184,13 @@ impl JobQueue {
         let max_jobs = max_jobs.max(1);
         Self {
             inner: Arc::new(QueueInner {
-                slots: Arc::new(Semaphore::new(max_jobs)),
                 max_jobs,
                 max_queued,
                 queue_timeout,
-                waiting: AtomicUsize::new(0),
+                state: Mutex::new(Slots {
+                    free: max_jobs,
+                    ..Slots::default()
+                }),
                 metrics,
             }),
         }
@@ -143,54 +202,60 @@ impl JobQueue {
 
     /// Jobs running now.
     pub fn running(&self) -> usize {
-        self.inner.max_jobs - self.inner.slots.available_permits()
+        self.inner.max_jobs - self.inner.lock().free
     }
 
     /// Jobs waiting for a slot now.
     pub fn queued(&self) -> usize {
-        self.inner.waiting.load(Ordering::SeqCst)
+        self.inner.lock().waiting.len()
     }
 
-    /// A slot now, or after waiting in the queue; never waits when the queue is full.
-    pub async fn acquire(&self, shutdown: &CancellationToken) -> Result<JobPermit, QueueError> {
-        let inner = &*self.inner;
-        let result = self.try_acquire(shutdown).await;
+    /// A slot for `client` now, or after waiting in the queue; never waits when the
+    /// queue is full.
+    pub async fn acquire(&self, client: IpAddr, shutdown: &CancellationToken) -> Result<JobPermit, QueueError> {
+        let result = self.try_acquire(client, shutdown).await;
         if let Err(e) = result {
-            inner.metrics.rejected(e.metric_reason());
+            self.inner.metrics.rejected(e.metric_reason());
         }
         result
     }
 
-    async fn try_acquire(&self, shutdown: &CancellationToken) -> Result<JobPermit, QueueError> {
-        let inner = &*self.inner;
+    async fn try_acquire(&self, client: IpAddr, shutdown: &CancellationToken) -> Result<JobPermit, QueueError> {
+        let inner = &self.inner;
         if shutdown.is_cancelled() {
             return Err(QueueError::ShuttingDown);
         }
-        if let Ok(slot) = Arc::clone(&inner.slots).try_acquire_owned() {
-            return Ok(self.permit(slot));
-        }
-        if inner.waiting.fetch_add(1, Ordering::SeqCst) >= inner.max_queued {
-            inner.waiting.fetch_sub(1, Ordering::SeqCst);
-            return Err(QueueError::Full);
-        }
-        inner.metrics.jobs_queued.inc();
-        let _waiting = Waiting(inner);
-        tokio::select! {
-            slot = Arc::clone(&inner.slots).acquire_owned() => {
-                // The semaphore is never closed.
-                slot.map(|slot| self.permit(slot)).map_err(|_| QueueError::ShuttingDown)
+        let (id, granted) = {
+            let mut slots = inner.lock();
+            if slots.free > 0 && slots.waiting.is_empty() {
+                return Ok(inner.grant(&mut slots, client));
             }
-            () = tokio::time::sleep(inner.queue_timeout) => Err(QueueError::TimedOut),
-            () = shutdown.cancelled() => Err(QueueError::ShuttingDown),
+            if slots.waiting.len() >= inner.max_queued {
+                return Err(QueueError::Full);
+            }
+            let (grant, granted) = oneshot::channel();
+            let id = slots.next_waiter;
+            slots.next_waiter += 1;
+            slots.waiting.push(Waiter { id, client, grant });
+            inner.metrics.jobs_queued.inc();
+            (id, granted)
+        };
+        let mut granted = granted;
+        let error = tokio::select! {
+            permit = &mut granted => return permit.map_err(|_| QueueError::ShuttingDown),
+            () = tokio::time::sleep(inner.queue_timeout) => QueueError::TimedOut,
+            () = shutdown.cancelled() => QueueError::ShuttingDown,
+        };
+        {
+            let mut slots = inner.lock();
+            if let Some(position) = slots.waiting.iter().position(|w| w.id == id) {
+                slots.waiting.remove(position);
+                inner.metrics.jobs_queued.dec();
+            }
         }
-    }
-
-    fn permit(&self, slot: OwnedSemaphorePermit) -> JobPermit {
-        self.inner.metrics.jobs_running.inc();
-        JobPermit {
-            _slot: slot,
-            metrics: Arc::clone(&self.inner.metrics),
-        }
+        // A slot that arrived as the wait ended is in `granted`: dropping it frees the slot.
+        drop(granted);
+        Err(error)
     }
 }
 
@@ -257,26 +322,60 @@ mod tests {
         ));
     }
 
+    const A: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+    const B: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2));
+
     #[tokio::test]
     async fn the_queue_is_bounded_and_waiters_time_out() {
         let queue = JobQueue::new(1, 1, Duration::from_millis(200), Arc::new(Metrics::new()));
         let never = CancellationToken::new();
-        let first = queue.acquire(&never).await.unwrap();
+        let first = queue.acquire(A, &never).await.unwrap();
         assert_eq!(queue.running(), 1);
         let q2 = queue.clone();
         let never2 = never.clone();
-        let waiter = tokio::spawn(async move { q2.acquire(&never2).await.map(drop) });
+        let waiter = tokio::spawn(async move { q2.acquire(A, &never2).await.map(drop) });
         while queue.queued() == 0 {
             tokio::task::yield_now().await;
         }
-        assert_eq!(queue.acquire(&never).await.unwrap_err(), QueueError::Full);
+        assert_eq!(queue.acquire(A, &never).await.unwrap_err(), QueueError::Full);
         assert_eq!(waiter.await.unwrap(), Err(QueueError::TimedOut));
         assert_eq!(queue.queued(), 0);
         drop(first);
-        let again = queue.acquire(&never).await.unwrap();
+        assert_eq!(queue.running(), 0);
+        let again = queue.acquire(A, &never).await.unwrap();
         let stopping = CancellationToken::new();
         stopping.cancel();
         drop(again);
-        assert_eq!(queue.acquire(&stopping).await.unwrap_err(), QueueError::ShuttingDown);
+        assert_eq!(queue.acquire(A, &stopping).await.unwrap_err(), QueueError::ShuttingDown);
+    }
+
+    #[tokio::test]
+    async fn a_freed_slot_goes_to_the_client_running_the_fewest_jobs() {
+        let queue = JobQueue::new(2, 8, Duration::from_secs(10), Arc::new(Metrics::new()));
+        let never = CancellationToken::new();
+        let busy = [
+            queue.acquire(A, &never).await.unwrap(),
+            queue.acquire(A, &never).await.unwrap(),
+        ];
+        // A queues a third job first, then B asks for its first.
+        let (qa, qb, n1, n2) = (queue.clone(), queue.clone(), never.clone(), never.clone());
+        let a_again = tokio::spawn(async move { qa.acquire(A, &n1).await });
+        while queue.queued() < 1 {
+            tokio::task::yield_now().await;
+        }
+        let b_first = tokio::spawn(async move { qb.acquire(B, &n2).await });
+        while queue.queued() < 2 {
+            tokio::task::yield_now().await;
+        }
+        let [one, _two] = busy;
+        drop(one);
+        let b_permit = tokio::time::timeout(Duration::from_secs(1), b_first)
+            .await
+            .expect("B, running nothing, goes first")
+            .unwrap()
+            .unwrap();
+        assert!(!a_again.is_finished(), "A waits for the next slot");
+        drop(b_permit);
+        assert!(a_again.await.unwrap().is_ok());
     }
 }

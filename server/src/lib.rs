@@ -13,6 +13,7 @@
 //! - [`cli`]: the `replayground` command line.
 
 pub mod app;
+mod cgroup;
 pub mod cli;
 pub mod http;
 pub mod jobs;
@@ -22,5 +23,6 @@ pub mod neural_session;
 pub mod repro;
 pub mod runner;
 pub mod sandbox;
+mod seccomp;
 pub mod store;
 pub mod ws;

@@ -319,8 +319,9 @@ pub async fn run(
     job: PredictJob,
     out: &mpsc::Sender<ServerMessage>,
     cancel: &CancellationToken,
+    client: std::net::IpAddr,
 ) -> Option<ServerMessage> {
-    match run_inner(state, id, job, out, cancel).await {
+    match run_inner(state, id, job, out, cancel, client).await {
         Ok(message) => message,
         Err(f) => Some(failure(id, f)),
     }
@@ -332,10 +333,11 @@ async fn run_inner(
     job: PredictJob,
     out: &mpsc::Sender<ServerMessage>,
     cancel: &CancellationToken,
+    client: std::net::IpAddr,
 ) -> Result<Option<ServerMessage>, Failure> {
     // No model: say so before any program runs.
     let model = state.neural.ready().map_err(|m| (ErrorCode::NoModel, m))?;
-    let Some(trace) = trace_again(state, &job, cancel).await? else {
+    let Some(trace) = trace_again(state, &job, cancel, client).await? else {
         return Ok(None);
     };
     let prepare_model = Arc::clone(&model);
@@ -400,9 +402,10 @@ async fn trace_again(
     state: &AppState,
     job: &PredictJob,
     cancel: &CancellationToken,
+    client: std::net::IpAddr,
 ) -> Result<Option<replayground_shared::Trace>, Failure> {
     let slot = tokio::select! {
-        slot = state.jobs.acquire(&state.shutdown.draining) => slot,
+        slot = state.jobs.acquire(client, &state.shutdown.draining) => slot,
         () = cancel.cancelled() => return Ok(None),
     };
     let permit = slot.map_err(|e| match e {
@@ -718,7 +721,7 @@ mod tests {
             kind,
             frame,
             line,
-            locals,
+            locals: locals.into(),
             value,
             stdout_len: 0,
             stderr_len: 0,

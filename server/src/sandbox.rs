@@ -2,15 +2,17 @@
 //!
 //! [`Sandbox`] is the seam between the server and the machinery, so the web server and
 //! its tests can use a fake. [`Bubblewrap`] is the real one: new namespaces (no network,
-//! its own pids), a read-only root, a small private `/tmp`, no capabilities, a cleared
-//! environment, a dedicated non-root uid per concurrent job, rlimits, and a wall-clock
-//! kill of the whole process group. [`Unsandboxed`] runs the program directly, for an
+//! its own pids), a read-only root and `/dev`, a small private `/tmp` and `/dev/shm`, no
+//! capabilities, a seccomp filter (`crate::seccomp`), a cleared environment, a dedicated
+//! non-root uid per concurrent job, rlimits, and a wall-clock kill of the whole process
+//! group. [`Unsandboxed`] runs the program directly, for an
 //! operator who passed `--unsafe-no-sandbox` on a machine they own.
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::future::Future;
 use std::io;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
@@ -24,8 +26,14 @@ use tokio::process::Command;
 /// A boxed future, so that [`Sandbox`] can be used as `Arc<dyn Sandbox>`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Receives the program's standard output as it arrives, in chunks of any size.
-pub type StdoutSink<'a> = &'a mut (dyn FnMut(&[u8]) + Send);
+/// Receives the program's standard output as it arrives, in chunks of any size; `Break`
+/// stops the program (reported as [`Limit::Output`]): its reader wants no more.
+pub type StdoutSink<'a> = &'a mut (dyn FnMut(&[u8]) -> ControlFlow<()> + Send);
+
+/// A sink that keeps nothing.
+pub fn discard(_: &[u8]) -> ControlFlow<()> {
+    ControlFlow::Continue(())
+}
 
 const MIB: u64 = 1 << 20;
 
@@ -60,6 +68,9 @@ pub struct RunLimits {
     pub max_file_bytes: u64,
     /// Size of the private `/tmp`. Default 16 MiB.
     pub tmp_bytes: u64,
+    /// Size of `/dev/shm` (shared memory, POSIX semaphores): tmpfs pages are not counted
+    /// by `RLIMIT_AS`, so it stays small. Default 1 MiB.
+    pub shm_bytes: u64,
     /// The raw standard output stream (for the tracer: the trace itself) before the run
     /// is killed with `limit_reached: output`. Default 64 MiB.
     pub max_stdout_bytes: u64,
@@ -83,6 +94,7 @@ impl Default for RunLimits {
             max_open_files: 64,
             max_file_bytes: 16 * MIB,
             tmp_bytes: 16 * MIB,
+            shm_bytes: MIB,
             max_stdout_bytes: 64 * MIB,
             max_stderr_bytes: 64 * 1024,
         }
@@ -209,6 +221,8 @@ pub struct Bubblewrap {
     dedicated: bool,
     /// Where the next slot search starts, so that jobs rotate through the uids.
     next_slot: AtomicU32,
+    /// A memory cgroup per job, or why the machine gives none.
+    cgroups: Result<crate::cgroup::MemoryCgroups, String>,
 }
 
 /// A dedicated uid held for one job; the lock file keeps other jobs (and other server
@@ -246,18 +260,38 @@ impl Bubblewrap {
         if dedicated {
             create_private_dir(&config.lock_dir)?;
         }
+        let cgroups = if dedicated {
+            crate::cgroup::MemoryCgroups::detect()
+        } else {
+            Err("the server is not root".to_owned())
+        };
+        match &cgroups {
+            Ok(cgroups) => tracing::info!("sandbox jobs get a memory cgroup each ({})", cgroups.describe()),
+            Err(why) => tracing::warn!(
+                "sandbox jobs run without a memory cgroup: {why}; RLIMIT_AS and the sized tmpfs mounts bound their memory"
+            ),
+        }
         Ok(Self {
             bwrap,
             version,
             config,
             dedicated,
             next_slot: AtomicU32::new(0),
+            cgroups,
         })
     }
 
     /// `bubblewrap 0.8.0`.
     pub fn version(&self) -> &str {
         &self.version
+    }
+
+    /// Where each job's memory cgroup is made, or why there is none.
+    pub fn memory_cgroups(&self) -> Result<String, String> {
+        self.cgroups
+            .as_ref()
+            .map(crate::cgroup::MemoryCgroups::describe)
+            .map_err(Clone::clone)
     }
 
     /// The uids jobs run as, when the server is root.
@@ -278,7 +312,7 @@ impl Bubblewrap {
             stdin: Vec::new(),
             limits,
         };
-        let report = self.run(job, &mut |_| {}).await?;
+        let report = self.run(job, &mut discard).await?;
         if report.termination == Termination::Exited(0) {
             Ok(())
         } else {
@@ -293,7 +327,8 @@ impl Bubblewrap {
         }
     }
 
-    fn bwrap_args(job: &Job) -> Vec<OsString> {
+    /// `seccomp` is the fd of the filter the child inherits (see `crate::seccomp`).
+    fn bwrap_args(job: &Job, seccomp: Option<i32>) -> Vec<OsString> {
         let mut args: Vec<OsString> = [
             "--unshare-all",
             "--unshare-user",
@@ -322,15 +357,27 @@ impl Bubblewrap {
             "/dev",
             "--proc",
             "/proc",
-            "--size",
         ]
         .into_iter()
         .map(OsString::from)
         .collect();
-        // `--size` must come right before the `--tmpfs` it sizes.
-        let size = args.pop().expect("the list ends with --size");
+        // bwrap's /dev is a tmpfs of half the host's RAM that the program may fill, and
+        // RLIMIT_AS does not count tmpfs pages: /dev/shm gets a small tmpfs of its own,
+        // then /dev (its device nodes, /dev/pts) is made read-only.
+        // (`--size` must come right before the `--tmpfs` it sizes.)
+        args.extend([
+            OsString::from("--size"),
+            job.limits.shm_bytes.to_string().into(),
+            "--tmpfs".into(),
+            "/dev/shm".into(),
+            "--remount-ro".into(),
+            "/dev".into(),
+        ]);
+        if let Some(fd) = seccomp {
+            args.extend([OsString::from("--seccomp"), fd.to_string().into()]);
+        }
         args.extend(Self::root_filesystem(&job.program));
-        args.push(size);
+        args.push("--size".into());
         args.push(job.limits.tmp_bytes.to_string().into());
         // --as-pid-1: the program itself is pid 1 of its namespace, so the bwrap we spawned
         // is its parent and reaps it. With bwrap's own init in between, that init outlives
@@ -447,11 +494,23 @@ impl Sandbox for Bubblewrap {
             } else {
                 None
             };
+            // Kept open until bwrap has read it (the run's end).
+            let filter = crate::seccomp::filter_file()?;
+            let filter_fd = filter.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
             let mut cmd = Command::new(&self.bwrap);
-            cmd.args(Self::bwrap_args(&job)).env_clear().current_dir("/");
+            cmd.args(Self::bwrap_args(&job, filter_fd)).env_clear().current_dir("/");
+            let cgroup = match (&self.cgroups, &slot) {
+                (Ok(cgroups), Some(slot)) => cgroups
+                    .job(&format!("uid-{}", slot.uid), cgroup_memory_limit(&job.limits))
+                    .map_err(|e| tracing::warn!("this job runs without a memory cgroup: {e}"))
+                    .ok(),
+                _ => None,
+            };
             let setup = posix::ChildSetup {
                 limits: posix::Rlimits::from_limits(&job.limits, slot.is_some()),
                 identity: slot.as_ref().map(|s| (s.uid, s.uid)),
+                inherit: filter_fd,
+                cgroup_procs: cgroup.as_ref().map(|c| std::os::fd::AsRawFd::as_raw_fd(c.procs())),
             };
             posix::prepare(&mut cmd, setup);
             let result = supervise(cmd, &job, stdout, &self.bwrap).await;
@@ -461,15 +520,28 @@ impl Sandbox for Bubblewrap {
             };
             let mut report = result?;
             report.termination = match report.termination {
+                // The kernel's OOM killer acted inside the job's cgroup.
+                Termination::Exited(_) | Termination::Signaled(_) | Termination::Stopped(Limit::CpuTime)
+                    if cgroup.as_ref().is_some_and(crate::cgroup::JobCgroup::oom_killed) =>
+                {
+                    Termination::Stopped(Limit::Memory)
+                }
                 // bwrap reports a child killed by signal N as exit status 128 + N.
                 Termination::Exited(code) if (129..=128 + 64).contains(&code) => classify_signal(code - 128),
                 other => other,
             };
+            drop(cgroup);
             report.uid = slot.as_ref().map(|s| s.uid);
             report.stray_processes = stray;
             Ok(report)
         })
     }
+}
+
+/// The memory cgroup limit of a job: its address space plus its tmpfs mounts plus room
+/// for the kernel's own buffers, so that the cgroup only bites on memory the rlimits miss.
+pub fn cgroup_memory_limit(limits: &RunLimits) -> u64 {
+    limits.memory_bytes + limits.tmp_bytes + limits.shm_bytes + 64 * MIB
 }
 
 /// Runs programs directly: rlimits and a process-group kill, but no isolation at all.
@@ -510,6 +582,8 @@ impl Sandbox for Unsandboxed {
             let setup = posix::ChildSetup {
                 limits: posix::Rlimits::from_limits(&job.limits, false),
                 identity: None,
+                inherit: None,
+                cgroup_procs: None,
             };
             posix::prepare(&mut cmd, setup);
             let mut report = supervise(cmd, &job, stdout, &job.program).await?;
@@ -580,7 +654,10 @@ async fn supervise(
                         stopped = Some(Limit::Output);
                         break;
                     }
-                    sink(&buf[..n]);
+                    if sink(&buf[..n]).is_break() {
+                        stopped = Some(Limit::Output);
+                        break;
+                    }
                 }
             },
             exit = child.wait(), if status.is_none() => {
@@ -733,6 +810,10 @@ mod posix {
         pub(super) limits: Rlimits,
         /// (uid, gid) to drop to.
         pub(super) identity: Option<(u32, u32)>,
+        /// An fd the program inherits (std opens everything close-on-exec).
+        pub(super) inherit: Option<i32>,
+        /// The job cgroup's `cgroup.procs`, joined before dropping root.
+        pub(super) cgroup_procs: Option<i32>,
     }
 
     fn check(result: libc::c_int) -> io::Result<()> {
@@ -755,10 +836,21 @@ mod posix {
     /// Registers the code that runs in the child between fork and exec: a new session
     /// (so one killpg reaches everything), the rlimits, then the sandbox uid.
     pub(super) fn prepare(cmd: &mut tokio::process::Command, setup: ChildSetup) {
-        let ChildSetup { limits, identity } = setup;
+        let ChildSetup {
+            limits,
+            identity,
+            inherit,
+            cgroup_procs,
+        } = setup;
         let hook = move || -> io::Result<()> {
             // SAFETY (whole hook): only async-signal-safe system calls, no allocation.
             check(unsafe { libc::setsid() })?;
+            if let Some(fd) = cgroup_procs {
+                crate::cgroup::join_raw(fd)?;
+            }
+            if let Some(fd) = inherit {
+                check(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) })?;
+            }
             set(libc::RLIMIT_CORE, 0, 0)?;
             set(libc::RLIMIT_AS, limits.address_space, limits.address_space)?;
             set(libc::RLIMIT_CPU, limits.cpu.0, limits.cpu.1)?;

@@ -140,6 +140,23 @@ impl Store {
         Ok(on_pool!(self, pool => sqlx::query_scalar(q).bind(digest).fetch_optional(pool).await?))
     }
 
+    /// Bytes of all stored payloads, for the storage cap.
+    pub async fn payload_bytes(&self) -> Result<u64, StoreError> {
+        let total: i64 = match self {
+            Self::Sqlite(pool) => {
+                sqlx::query_scalar("SELECT COALESCE(SUM(LENGTH(CAST(payload AS BLOB))), 0) FROM shares")
+                    .fetch_one(pool)
+                    .await?
+            }
+            Self::Postgres(pool) => {
+                sqlx::query_scalar("SELECT COALESCE(SUM(octet_length(payload)), 0)::BIGINT FROM shares")
+                    .fetch_one(pool)
+                    .await?
+            }
+        };
+        Ok(u64::try_from(total).unwrap_or(0))
+    }
+
     /// The share with this id, if any.
     pub async fn get(&self, id: &str) -> Result<Option<SharedItem>, StoreError> {
         if !is_valid_id(id) {

@@ -5,7 +5,8 @@
 # stdin, read to EOF:
 #   {"code": str, "stdin": str, "max_events": int, "max_output_bytes": int,
 #    "repr_chars": int, "max_depth": int, "max_items": int, "recursion_limit": int,
-#    "cpu_seconds": number (optional, for messages), "memory_bytes": int (optional, for messages)}
+#    "cpu_seconds": number (optional, for messages), "memory_bytes": int (optional, for messages),
+#    "key": str (optional: the run's key, repeated on the final line)}
 #
 # Output: JSON lines on a private duplicate of the original fd 1 (fds 0, 1 and 2 then point
 # at /dev/null, so nothing the program does with raw fds can corrupt the stream). Every
@@ -24,10 +25,23 @@
 #       an event. "v" (locals) is left out when it equals the previous event of the same
 #       frame; "r" is the returned value or the exception instance; "i" = internal
 #       StopIteration; "g" = StopIteration/GeneratorExit.
-#   {"t":"x","outcome":Outcome}
-#       the last line: replayground_shared::trace::Outcome as JSON.
+#   {"t":"x","k":key,"n":[frames,values,events],"outcome":Outcome}
+#       the last line: the request's key, how many frame, value and event lines the tracer
+#       wrote, and replayground_shared::trace::Outcome as JSON.
 # A stream without the "x" line was cut short (killed by the sandbox); every prefix of
 # the stream is self-consistent because definitions always precede their uses.
+#
+# What the program can still do. The tracer and the program share one process, so nothing
+# the tracer holds is out of the program's reach: it can write to any of its fds (the
+# stream included) with os.write or ctypes, and it can find the tracer's functions and
+# the key through the interpreter (frames below its own, sys.gettrace(), gc). Moving the
+# fd or hiding names would only rename the door. What holds instead: (1) a line written
+# into the stream without that digging breaks the final line's key or counts, and the
+# server reports the run as crashed; (2) whatever the stream says, the server enforces
+# every limit itself (events, bytes, output, name length) and refuses lines that break
+# the protocol's invariants; (3) a forged trace can only misdescribe this run of this
+# program to the person who submitted it. Limits the sandbox applies (CPU, memory, wall
+# clock, processes, files) do not depend on the tracer at all.
 #
 # This is a hot path (benchmarked): per-code and per-type facts are computed once and
 # cached, immutable scalars are interned by identity, and an event line is built with
@@ -77,6 +91,8 @@ def _replayground_tracer():
             raise ValueError("not an object")
     except Exception as e:  # noqa: BLE001 - any bad request is reported, not raised
         request = {"code": "", "_error": f"the tracer could not read its request: {e!r}"}
+    del text
+    key = str(request.pop("key", ""))
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -99,6 +115,7 @@ def _replayground_tracer():
     node_budget = max(max_items, 1) * 4
 
     n_events = 0
+    n_written = 0  # event lines written
     cpu_hit = False
     out_n = 0  # bytes written to stdout
     err_n = 0  # bytes written to stderr
@@ -157,7 +174,8 @@ def _replayground_tracer():
             os._exit(0)
         try:
             flush_output()
-            write('{"t":"x","outcome":%s}\n' % to_json(outcome))
+            write('{"t":"x","k":%s,"n":[%d,%d,%d],"outcome":%s}\n'
+                  % (jstr(key), n_frames, len(values), n_written, to_json(outcome)))
             proto.flush()
         finally:
             # No atexit handlers, no finally blocks, no waiting on the program's threads.
@@ -286,7 +304,8 @@ def _replayground_tracer():
     def json_name(name):
         if type(name) is not str or name.startswith("__"):
             return ""
-        return jstr(name)
+        # Python allows names of any length: they are cut like reprs.
+        return jstr(cut(name))
     # Immutable objects whose serialised value is a function of the object alone.
     cacheable = {
         int, float, complex, bool, str, bytes, type(None), type, types.FunctionType,
@@ -377,8 +396,9 @@ def _replayground_tracer():
         return kind
 
     def emit_value(key, shape_json):
+        # Counted only once written: a RecursionError mid-write must not skew the final
+        # line's counts.
         vid = len(values)
-        values[key] = vid
         r, tn, oid, _ = key
         if shape_json is None:
             write('{"t":"v","id":%d,"repr":%s,"type":%s,"object_id":%d}\n'
@@ -386,6 +406,7 @@ def _replayground_tracer():
         else:
             write('{"t":"v","id":%d,"repr":%s,"type":%s,"object_id":%d,"shape":%s}\n'
                   % (vid, jstr(r), jstr(tn), oid, shape_json))
+        values[key] = vid
         return vid
 
     def scalar_id(o, t):
@@ -560,16 +581,16 @@ def _replayground_tracer():
             depth = parent_depth + 1
         from_library = not is_module and back is not None and back not in frame_records
         fid = n_frames
-        n_frames += 1
         write('{"t":"f","id":%d,"function":%s,"parent":%s,"depth":%d,"is_generator":%s,"called_from_library":%s}\n'
               % (fid, jstr(name), "null" if parent is None else parent, depth,
                  "true" if is_gen else "false", "true" if from_library else "false"))
+        n_frames += 1
 
         last = None  # locals of this frame's previous event
         exc_pending = False  # an exception event not yet followed by a line event
 
         def local(frame, event, arg):
-            nonlocal n_events, last, exc_pending
+            nonlocal n_events, n_written, last, exc_pending
             try:
                 n_events += 1
                 if n_events > event_limit:
@@ -614,6 +635,7 @@ def _replayground_tracer():
                     extra += ',"v":[' + ",".join(["[%s,%d]" % pair for pair in cur]) + "]"
                 write(f'{{"t":"e","k":"{event}","f":{fid},"l":{frame.f_lineno or first_line},'
                       f'"o":{out_n},"e":{err_n}{extra}}}\n')
+                n_written += 1
             except BaseException as e:  # noqa: BLE001 - see tracer_failed
                 tracer_failed(e)
             return local

@@ -51,12 +51,41 @@ const READ_BUFFER_BYTES: usize = 4 * 1024;
 
 /// `GET /api/ws`.
 #[tracing::instrument(skip_all)]
+/// A browser's `Origin` must be this server (the `Host` it asked for) or an allowed
+/// origin; clients that send none (the CLI, tests, curl) are not browsers and may connect.
+fn same_origin(headers: &HeaderMap, allowed: &[String]) -> Result<(), String> {
+    let Some(origin) = headers.get(axum::http::header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin.to_str().unwrap_or("an unreadable origin");
+    let host = headers.get(axum::http::header::HOST).and_then(|h| h.to_str().ok());
+    let origin_host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    let own = matches!((origin_host, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h));
+    if own || allowed.iter().any(|a| a.trim_end_matches('/') == origin) {
+        Ok(())
+    } else {
+        Err(origin.to_owned())
+    }
+}
+
 pub async fn upgrade(
     State(state): State<AppState>,
     client: Option<Extension<ClientIp>>,
     headers: HeaderMap,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
+    if let Err(origin) = same_origin(&headers, &state.config.allowed_origins) {
+        // Another site's page would otherwise run programs with its visitors' sessions.
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "This WebSocket was opened from another site ({origin}); open the playground from this server, or start it with --allowed-origin {origin}."
+            ),
+        )
+        .into_response();
+    }
     let ws = match ws {
         Ok(ws) => ws,
         Err(rejection) => {
@@ -457,6 +486,7 @@ impl Session {
             data: self.data.clone(),
             cancel: token,
             events_per_chunk: config.events_per_chunk.max(1),
+            client: self.ip,
         };
         let ended = self.ended_tx.clone();
         let job: futures_util::future::BoxFuture<'static, ()> = match spec {
@@ -591,6 +621,8 @@ struct JobContext {
     data: mpsc::Sender<ServerMessage>,
     cancel: CancellationToken,
     events_per_chunk: usize,
+    /// The session's client, for its fair share of the job slots.
+    client: IpAddr,
 }
 
 impl JobContext {
@@ -621,7 +653,15 @@ impl JobContext {
 
 /// Runs a neural debugger job (`neural_session`): tokens, then `predict_end`.
 async fn predict_job(context: JobContext, job: PredictJob) {
-    let last = crate::neural_session::run(&context.state, context.id, job, &context.data, &context.cancel).await;
+    let last = crate::neural_session::run(
+        &context.state,
+        context.id,
+        job,
+        &context.data,
+        &context.cancel,
+        context.client,
+    )
+    .await;
     let _ = context.data.send(last.unwrap_or_else(|| context.cancelled())).await;
 }
 
@@ -640,7 +680,7 @@ async fn repro_job(context: JobContext, job: ReproJob) {
 async fn repro_job_messages(context: &JobContext, job: ReproJob) -> Option<ServerMessage> {
     let state = &context.state;
     let slot = tokio::select! {
-        slot = state.jobs.acquire(&state.shutdown.draining) => slot,
+        slot = state.jobs.acquire(context.client, &state.shutdown.draining) => slot,
         () = context.cancel.cancelled() => return Some(context.cancelled()),
     };
     let _permit = match slot {
@@ -702,7 +742,7 @@ async fn trace_job(context: JobContext, job: TraceJob) {
 async fn trace_job_messages(context: &JobContext, job: &TraceJob) -> ServerMessage {
     let state = &context.state;
     let slot = tokio::select! {
-        slot = state.jobs.acquire(&state.shutdown.draining) => slot,
+        slot = state.jobs.acquire(context.client, &state.shutdown.draining) => slot,
         () = context.cancel.cancelled() => return context.cancelled(),
     };
     let permit = match slot {

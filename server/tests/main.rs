@@ -9,6 +9,7 @@ mod cli;
 mod corpus;
 mod corpus_pypi;
 mod crash;
+mod hostile;
 mod neural_eval;
 mod neural_ws;
 mod pdb_oracle;

@@ -17,9 +17,9 @@ use replayground_shared::{Limit, Outcome};
 
 /// One hostile program at a time: they are CPU-heavy, and the leftover checks look at
 /// the sandbox uids.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub(crate) static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn bubblewrap() -> Option<Arc<Bubblewrap>> {
+pub(crate) fn bubblewrap() -> Option<Arc<Bubblewrap>> {
     match Bubblewrap::detect(BubblewrapConfig::default()) {
         Ok(bwrap) => Some(Arc::new(bwrap)),
         Err(SandboxError::NotInstalled) => {
@@ -30,7 +30,7 @@ fn bubblewrap() -> Option<Arc<Bubblewrap>> {
     }
 }
 
-fn quick_limits() -> RunLimits {
+pub(crate) fn quick_limits() -> RunLimits {
     RunLimits {
         cpu_time: Duration::from_secs(1),
         wall_time: Duration::from_secs(4),
@@ -38,7 +38,7 @@ fn quick_limits() -> RunLimits {
     }
 }
 
-async fn run(bwrap: &Arc<Bubblewrap>, code: &str, limits: &RunLimits) -> TraceRun {
+pub(crate) async fn run(bwrap: &Arc<Bubblewrap>, code: &str, limits: &RunLimits) -> TraceRun {
     let tracer = Tracer::new(Arc::clone(bwrap) as Arc<dyn Sandbox>, DEFAULT_PYTHON, limits.clone());
     let run = tracer.run(code, "", limits).await.expect("the sandbox starts");
     run.trace.validate().expect("a valid trace");
@@ -46,7 +46,7 @@ async fn run(bwrap: &Arc<Bubblewrap>, code: &str, limits: &RunLimits) -> TraceRu
 }
 
 /// Runs `code`, checks what the sandbox left behind, then that a normal program still works.
-async fn contained(bwrap: &Arc<Bubblewrap>, code: &str, limits: &RunLimits) -> TraceRun {
+pub(crate) async fn contained(bwrap: &Arc<Bubblewrap>, code: &str, limits: &RunLimits) -> TraceRun {
     let run = run(bwrap, code, limits).await;
     assert_eq!(
         run.report.stray_processes, 0,
@@ -71,7 +71,7 @@ async fn contained(bwrap: &Arc<Bubblewrap>, code: &str, limits: &RunLimits) -> T
     run
 }
 
-fn assert_limit(run: &TraceRun, limit: Limit) {
+pub(crate) fn assert_limit(run: &TraceRun, limit: Limit) {
     match &run.trace.outcome {
         Outcome::LimitReached { limit: got, detail } => {
             assert_eq!(*got, limit, "{detail}");
@@ -281,7 +281,13 @@ async fn a_hundred_megabytes_of_output_hits_the_output_limit() {
         limits,
     };
     let mut received = 0usize;
-    let report = bwrap.run(job, &mut |chunk| received += chunk.len()).await.unwrap();
+    let report = bwrap
+        .run(job, &mut |chunk| {
+            received += chunk.len();
+            std::ops::ControlFlow::Continue(())
+        })
+        .await
+        .unwrap();
     assert_eq!(report.termination, Termination::Stopped(Limit::Output));
     assert!(received <= 1 << 20);
     assert_eq!(report.stray_processes, 0);
@@ -334,7 +340,10 @@ async fn back_to_back_jobs_on_one_uid_leave_no_zombies() {
             stdin: Vec::new(),
             limits: limits.clone(),
         };
-        let report = bwrap.run(job, &mut |_| {}).await.unwrap();
+        let report = bwrap
+            .run(job, &mut replayground_server::sandbox::discard)
+            .await
+            .unwrap();
         assert_eq!(report.termination, Termination::Exited(0), "job {i}: {}", report.stderr);
     }
 }

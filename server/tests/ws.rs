@@ -355,7 +355,7 @@ async fn bad_messages_get_errors_and_the_session_goes_on() {
     ws_send(&mut socket, &trace_message(10, &"x".repeat(101 * 1024))).await;
     let m = message(&mut socket).await;
     assert_eq!(m.job(), Some(10));
-    assert!(expect_error(m, ErrorCode::TooLarge).contains("limit is 100 KB"));
+    assert!(expect_error(m, ErrorCode::TooLarge).contains("limit is 102,400 bytes (100 KB)"));
 
     // One job at a time in this session.
     ws_send(&mut socket, &trace_message(11, "x = 1")).await;

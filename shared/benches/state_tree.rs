@@ -34,7 +34,8 @@ fn synthetic_trace(target_events: usize) -> Trace {
         locals: vec![Binding {
             name: "x".into(),
             value: 0,
-        }],
+        }]
+        .into(),
         value: None,
         stdout_len: 0,
         stderr_len: 0,

@@ -43,18 +43,17 @@ pub struct TraceRequest {
 impl TraceRequest {
     /// Checks sizes before any work is done; the message says what to change.
     pub fn check(&self) -> Result<(), String> {
+        use crate::text::size_and_limit;
         if self.code.len() > MAX_CODE_BYTES {
             return Err(format!(
-                "The program is {} KB; the limit is {} KB. Trace a smaller program.",
-                self.code.len() / 1024,
-                MAX_CODE_BYTES / 1024
+                "The program is {}. Trace a smaller program.",
+                size_and_limit(self.code.len(), MAX_CODE_BYTES)
             ));
         }
         if self.stdin.len() > MAX_STDIN_BYTES {
             return Err(format!(
-                "The input is {} KB; the limit is {} KB.",
-                self.stdin.len() / 1024,
-                MAX_STDIN_BYTES / 1024
+                "The input is {}. Give a shorter input.",
+                size_and_limit(self.stdin.len(), MAX_STDIN_BYTES)
             ));
         }
         if self.max_steps == Some(0) {
@@ -513,7 +512,7 @@ mod tests {
             stdin: String::new(),
             max_steps: None,
         };
-        assert!(big.check().unwrap_err().contains("limit is 100 KB"));
+        assert!(big.check().unwrap_err().contains("limit is 102,400 bytes (100 KB)"));
         let zero = TraceRequest {
             code: "x".into(),
             stdin: String::new(),
@@ -558,7 +557,8 @@ mod tests {
                 locals: vec![Binding {
                     name: "x".into(),
                     value: (i * 2) % 10,
-                }],
+                }]
+                .into(),
                 value: None,
                 stdout_len: 0,
                 stderr_len: 0,

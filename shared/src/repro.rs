@@ -52,17 +52,15 @@ impl BugReport {
         for (name, text) in fields {
             if text.len() > MAX_REPORT_FIELD_BYTES {
                 return Err(format!(
-                    "The {name} is {} KB; the limit is {} KB. Shorten it.",
-                    text.len() / 1024,
-                    MAX_REPORT_FIELD_BYTES / 1024
+                    "The {name} is {}. Shorten it.",
+                    crate::text::size_and_limit(text.len(), MAX_REPORT_FIELD_BYTES)
                 ));
             }
         }
         if let Some(big) = self.snippets.iter().find(|s| s.len() > MAX_REPORT_FIELD_BYTES) {
             return Err(format!(
-                "A code snippet is {} KB; the limit is {} KB. Shorten it.",
-                big.len() / 1024,
-                MAX_REPORT_FIELD_BYTES / 1024
+                "A code snippet is {}. Shorten it.",
+                crate::text::size_and_limit(big.len(), MAX_REPORT_FIELD_BYTES)
             ));
         }
         let said_something = fields.iter().any(|(_, text)| !text.trim().is_empty())

@@ -216,6 +216,9 @@ impl StateTree {
         let mut line_events: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut generator_exits = Vec::new();
         let mut stack: Vec<u32> = Vec::new();
+        // Activations of each frame on `stack`: keeps "is this frame open?" O(1), so a
+        // forged trace nesting thousands of frames still builds in linear time.
+        let mut open_of_frame = vec![0u32; trace.frames.len()];
 
         for (i, event) in trace.events.iter().enumerate() {
             let idx = i as u32;
@@ -227,8 +230,7 @@ impl StateTree {
             }
             // A well-formed trace nests; a truncated or odd one is repaired by popping
             // to the activation of the event's frame, or opening one.
-            let opens =
-                event.kind == EventKind::Call || !stack.iter().any(|&a| activations[a as usize].frame == event.frame);
+            let opens = event.kind == EventKind::Call || open_of_frame[event.frame as usize] == 0;
             if opens {
                 let parent = stack.last().copied();
                 let id = activations.len() as u32;
@@ -245,12 +247,15 @@ impl StateTree {
                     activations[p as usize].children.push(TreeChild::Activation(id));
                 }
                 stack.push(id);
+                open_of_frame[event.frame as usize] += 1;
             } else {
                 while let Some(&top) = stack.last() {
-                    if activations[top as usize].frame == event.frame {
+                    let frame = activations[top as usize].frame;
+                    if frame == event.frame {
                         break;
                     }
                     stack.pop();
+                    open_of_frame[frame as usize] -= 1;
                 }
             }
             let current = *stack.last().expect("an activation was opened or found");
@@ -259,6 +264,7 @@ impl StateTree {
             if event.kind == EventKind::Return {
                 activations[current as usize].end = Some(i);
                 stack.pop();
+                open_of_frame[event.frame as usize] -= 1;
             }
         }
 
@@ -614,7 +620,7 @@ mod tests {
                 kind,
                 frame,
                 line,
-                locals: vec![],
+                locals: Vec::new().into(),
                 value: None,
                 stdout_len: 0,
                 stderr_len: 0,

@@ -13,9 +13,28 @@ pub fn group_thousands(n: u64) -> String {
     out
 }
 
+/// `102,401 bytes; the limit is 102,400 bytes (100 KB)`: exact, since sizes rounded to
+/// KB read "100 KB; the limit is 100 KB" one byte over the limit.
+pub fn size_and_limit(size: usize, limit: usize) -> String {
+    format!(
+        "{} bytes; the limit is {} bytes ({} KB)",
+        group_thousands(size as u64),
+        group_thousands(limit as u64),
+        limit / 1024
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::group_thousands;
+    use super::{group_thousands, size_and_limit};
+
+    #[test]
+    fn one_byte_over_reads_as_over() {
+        assert_eq!(
+            size_and_limit(102_401, 102_400),
+            "102,401 bytes; the limit is 102,400 bytes (100 KB)"
+        );
+    }
 
     #[test]
     fn numbers_read_with_thousands_separators() {

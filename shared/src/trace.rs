@@ -9,6 +9,8 @@
 //! browser and the CLI. It is versioned by [`TRACE_FORMAT_VERSION`]; a reader refuses
 //! a trace of another version with a clear error instead of misreading it.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the JSON form of [`Trace`] changes incompatibly.
@@ -77,8 +79,9 @@ pub struct Event {
     /// 1-based line number in the user's file.
     pub line: u32,
     /// Local variables after the previous step (module level: the user's globals),
-    /// dunder names excluded, in definition order.
-    pub locals: Vec<Binding>,
+    /// dunder names excluded, in definition order. Shared between consecutive events
+    /// whose locals did not change, so memory follows changes, not steps.
+    pub locals: Arc<[Binding]>,
     /// `return`: the returned value; `exception`: the exception instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<ValueId>,
@@ -416,7 +419,8 @@ mod tests {
             locals: vec![Binding {
                 name: "x".into(),
                 value: 3,
-            }],
+            }]
+            .into(),
             value: None,
             stdout_len: 0,
             stderr_len: 0,

@@ -9,7 +9,7 @@
 //! | `GET /api/projects/{id}` | the uploaded project's summary |
 //! | `GET /api/ws` | the WebSocket session ([`crate::ws`]) |
 //! | `GET /healthz` | 200 or 503 with the reason |
-//! | `GET /metrics` | Prometheus text |
+//! | `GET /metrics` | Prometheus text (with `--metrics` only) |
 //! | `GET /`, `GET /s/{id}` | the browser app's `index.html` (the reproduction page's for a stored reproduction) |
 //! | `GET /repro/` | the reproduction page (`repro/index.html`, a second trunk build) |
 //! | anything else | a file of the static folder, or a JSON 404 |
@@ -17,6 +17,7 @@
 //! Every response carries a request id (`x-request-id`) and the security headers; API
 //! errors are `{"error": "one sentence"}`.
 
+mod connections;
 pub mod error;
 pub mod ops;
 pub mod repro;
@@ -82,9 +83,13 @@ pub fn router(state: AppState) -> Router {
         .route("/api/ws", get(crate::ws::upgrade))
         .route("/api", any(error::api_not_found))
         .route("/api/{*rest}", any(error::api_not_found))
-        .route("/healthz", get(ops::healthz))
-        .route("/metrics", get(ops::metrics))
-        .layer(DefaultBodyLimit::max(DEFAULT_BODY_LIMIT));
+        .route("/healthz", get(ops::healthz));
+    let api = if state.config.metrics {
+        api.route("/metrics", get(ops::metrics))
+    } else {
+        api
+    }
+    .layer(DefaultBodyLimit::max(DEFAULT_BODY_LIMIT));
     let app = match &state.config.static_dir {
         Some(dir) => {
             let page = Arc::new(IndexPage::new(dir));
@@ -229,6 +234,11 @@ pub fn client_ip(headers: &HeaderMap, peer: Option<&ConnectInfo<SocketAddr>>, he
 
 /// Serves the app on `listener` until `state.shutdown.draining` fires (see
 /// [`crate::jobs::Shutdown::begin`]); then lets sessions and jobs end and returns.
+///
+/// Each connection must send its request head within `header_read_timeout`, also while
+/// idle between keep-alive requests (hyper's timer), and each client address may hold at
+/// most `max_connections_per_ip` connections, so silent connections cannot use up the
+/// server's file descriptors.
 pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()> {
     let shutdown = state.shutdown.clone();
     let grace = state.config.shutdown_grace;
@@ -244,22 +254,64 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
             }
         }
     });
-    let app = router(state);
-    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown.draining.clone().cancelled_owned());
+    let app = router(state.clone());
+    let connections = connections::Admission::new(state.config.max_connections_per_ip, state.config.max_connections);
+    let open = tokio_util::task::TaskTracker::new();
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors: back off instead of spinning.
+                    tracing::warn!("accept error: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = shutdown.draining.cancelled() => break,
+        };
+        let Some(admitted) = connections.admit(peer.ip()) else {
+            tracing::debug!(%peer, "connection refused: too many from this address");
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut request: Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(peer));
+                request
+            },
+        ));
+        let header_read_timeout = state.config.header_read_timeout;
+        let draining = shutdown.draining.clone();
+        open.spawn(async move {
+            let _admitted = admitted;
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_read_timeout)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .with_upgrades();
+            tokio::pin!(connection);
+            let result = tokio::select! {
+                result = connection.as_mut() => result,
+                () = draining.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = result {
+                tracing::debug!(%peer, "connection ended: {e}");
+            }
+        });
+    }
+    open.close();
     // Connections that outlive the grace period (a client that never finishes reading)
     // do not hold the process.
-    let deadline = async {
-        shutdown.draining.cancelled().await;
-        tokio::time::sleep(grace + Duration::from_secs(10)).await;
-    };
-    let result = tokio::select! {
-        result = server => result,
-        () = deadline => {
-            tracing::warn!("connections still open after the grace period; closing them");
-            Ok(())
-        }
-    };
+    if tokio::time::timeout(grace + Duration::from_secs(10), open.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the grace period; closing them");
+    }
     forget.abort();
     shutdown.tasks.close();
     if tokio::time::timeout(grace + Duration::from_secs(5), shutdown.tasks.wait())
@@ -268,7 +320,7 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
     {
         tracing::warn!(left = shutdown.tasks.len(), "sessions still running at exit");
     }
-    result
+    Ok(())
 }
 
 /// Waits for SIGTERM or Ctrl-C.

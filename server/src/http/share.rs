@@ -6,13 +6,16 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use replayground_shared::protocol::{
-    MAX_CODE_BYTES, MAX_SHARE_PAYLOAD_BYTES, ShareCreated, ShareKind, ShareRequest, SharedItem,
+    MAX_CODE_BYTES, MAX_SHARE_PAYLOAD_BYTES, MAX_STDIN_BYTES, ShareCreated, ShareKind, ShareRequest, SharedItem,
 };
 use replayground_shared::share::PlaygroundView;
 
 use super::error::{ApiError, ApiJson};
 use crate::app::AppState;
 use crate::store::{StoreError, is_valid_id};
+
+/// The fields of a playground share's payload (`PlaygroundView`).
+const VIEW_FIELDS: [&str; 4] = ["code", "stdin", "breakpoints", "step"];
 
 /// A share checked at the boundary: its payload fits, and a playground payload is a view.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,12 +28,12 @@ impl TryFrom<ShareRequest> for NewShare {
     type Error = ApiError;
 
     fn try_from(request: ShareRequest) -> Result<Self, ApiError> {
+        use replayground_shared::text::size_and_limit;
         let size = serde_json::to_vec(&request.payload).map_or(usize::MAX, |json| json.len());
         if size > MAX_SHARE_PAYLOAD_BYTES {
             return Err(ApiError::too_large(format!(
-                "The share payload is {} KB; the limit is {} KB.",
-                size.div_ceil(1024),
-                MAX_SHARE_PAYLOAD_BYTES / 1024
+                "The share payload is {}.",
+                size_and_limit(size, MAX_SHARE_PAYLOAD_BYTES)
             )));
         }
         if request.kind == ShareKind::Playground {
@@ -41,9 +44,25 @@ impl TryFrom<ShareRequest> for NewShare {
             })?;
             if view.code.len() > MAX_CODE_BYTES {
                 return Err(ApiError::too_large(format!(
-                    "The shared program is {} KB; the limit is {} KB.",
-                    view.code.len().div_ceil(1024),
-                    MAX_CODE_BYTES / 1024
+                    "The shared program is {}.",
+                    size_and_limit(view.code.len(), MAX_CODE_BYTES)
+                )));
+            }
+            // A share must rerun: its input is held to the trace request's limit.
+            if view.stdin.len() > MAX_STDIN_BYTES {
+                return Err(ApiError::too_large(format!(
+                    "The shared input is {}.",
+                    size_and_limit(view.stdin.len(), MAX_STDIN_BYTES)
+                )));
+            }
+            // Only what a view holds is stored: anything else is refused, not kept.
+            if let Some(unknown) = request
+                .payload
+                .as_object()
+                .and_then(|given| given.keys().find(|key| !VIEW_FIELDS.contains(&key.as_str())))
+            {
+                return Err(ApiError::bad_request(format!(
+                    "A playground share has no field `{unknown}`; send only code, stdin, breakpoints and step."
                 )));
             }
         }
@@ -70,6 +89,15 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<ShareCreated>), ApiError> {
     let share = NewShare::try_from(request)?;
     tracing::Span::current().record("kind", share.kind.as_str());
+    let stored = state.store.payload_bytes().await.map_err(|e| store_error(&e))?;
+    let size = serde_json::to_vec(&share.payload).map_or(0, |json| json.len() as u64);
+    if stored + size > state.config.max_share_storage_bytes {
+        tracing::warn!(stored, "share storage is full");
+        return Err(ApiError::new(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "The server's share storage is full, so this share was not stored; copy the program instead, or ask the operator to raise --max-share-storage-mib.",
+        ));
+    }
     let id = state
         .store
         .put(share.kind, &share.payload)

@@ -4,12 +4,15 @@
 //! `sys.exit` or a limit are outcomes the page shows. 422 means no trace could be made
 //! (the tracer crashed, e.g. the program broke its output stream).
 
-use axum::Json;
+use std::net::IpAddr;
+
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::{Extension, Json};
 use replayground_shared::protocol::TraceRequest;
 use replayground_shared::{Outcome, Trace};
 
+use super::ClientIp;
 use super::error::{ApiError, ApiJson};
 use crate::app::{AppState, RunError};
 use crate::jobs::TraceJob;
@@ -18,11 +21,13 @@ use crate::sandbox::SandboxError;
 #[tracing::instrument(skip_all, fields(code_bytes, outcome))]
 pub async fn trace(
     State(state): State<AppState>,
+    client: Option<Extension<ClientIp>>,
     ApiJson(request): ApiJson<TraceRequest>,
 ) -> Result<Json<Trace>, ApiError> {
     tracing::Span::current().record("code_bytes", request.code.len());
     let job = TraceJob::try_from(request)?;
-    let _permit = state.jobs.acquire(&state.shutdown.draining).await?;
+    let client = client.map_or(IpAddr::from([0, 0, 0, 0]), |Extension(ClientIp(ip))| ip);
+    let _permit = state.jobs.acquire(client, &state.shutdown.draining).await?;
     let run = state
         .run_trace(&job, &state.shutdown.cancel_jobs, &mut |_| {})
         .await

@@ -219,7 +219,10 @@ impl Checker {
         };
         let mut stdout = Vec::new();
         self.sandbox
-            .run(job, &mut |chunk: &[u8]| stdout.extend_from_slice(chunk))
+            .run(job, &mut |chunk: &[u8]| {
+                stdout.extend_from_slice(chunk);
+                std::ops::ControlFlow::Continue(())
+            })
             .await?;
         let text = String::from_utf8_lossy(&stdout);
         let results = text

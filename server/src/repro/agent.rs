@@ -16,6 +16,10 @@ use replayground_shared::repro::{
 };
 use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// A job's cancellation and the tracker of the threads it starts for CPU-bound work.
+type Work<'a> = (&'a CancellationToken, &'a TaskTracker);
 
 use super::checks::{self, RuffDiagnostic, RunObservation};
 use super::embed::{CrossEncoder, Embedder};
@@ -120,8 +124,18 @@ pub async fn run_agent(
 ) -> ReproOutcome {
     let started = Instant::now();
     let mut progress = Progress::default();
+    let threads = TaskTracker::new();
     let finished = {
-        let work = run(&report, project, deps, config, &events, &mut progress, started);
+        let work = run(
+            &report,
+            project,
+            deps,
+            config,
+            &events,
+            &mut progress,
+            started,
+            (&cancel, &threads),
+        );
         tokio::pin!(work);
         tokio::select! {
             biased;
@@ -129,6 +143,10 @@ pub async fn run_agent(
             outcome = &mut work => Some(outcome),
         }
     };
+    // Dropping the stages' futures does not stop their threads: they see `cancel` within
+    // one batch, and the job (and its slot) lasts until they have.
+    threads.close();
+    threads.wait().await;
     if let Some(outcome) = finished {
         return outcome;
     }
@@ -188,6 +206,7 @@ async fn find_contexts(
     deps: &AgentDeps,
     config: &AgentConfig,
     events: &Sender<AgentEvent>,
+    (cancel, threads): Work<'_>,
 ) -> Vec<RankedContext> {
     let files = project.python_files().count();
     say(events, Stage::Context, format!("indexing {files} Python file(s)")).await;
@@ -205,30 +224,34 @@ async fn find_contexts(
     let progress_events = events.clone();
     let top_k = config.max_contexts.max(1);
     // Chunking, embedding and searching are CPU-bound: off the async threads.
-    let built = tokio::task::spawn_blocking(move || {
-        let mut last = 0;
-        let retriever = Retriever::build(&project, embedder.as_deref(), &mut |done, total| {
-            if done == total || done >= last + 32 {
-                last = done;
-                let _ = progress_events.blocking_send(AgentEvent::Progress {
-                    stage: Stage::Context,
-                    message: format!("embedding {done}/{total} chunks"),
-                });
-            }
-        })?;
-        let retrieval = RetrievalConfig {
-            top_k,
-            ..RetrievalConfig::default()
-        };
-        let contexts = retriever.retrieve(&query, &retrieval, embedder.as_deref(), reranker.as_deref());
-        let loops: Vec<String> = retriever
-            .training_loops()
-            .iter()
-            .map(super::extract::TrainingLoop::describe)
-            .collect();
-        Ok::<_, super::retrieval::RetrievalError>((contexts, loops))
-    })
-    .await;
+    let cancel = cancel.clone();
+    let built = threads
+        .spawn_blocking(move || {
+            let mut last = 0;
+            let mut progress = |done, total| {
+                if done == total || done >= last + 32 {
+                    last = done;
+                    let _ = progress_events.blocking_send(AgentEvent::Progress {
+                        stage: Stage::Context,
+                        message: format!("embedding {done}/{total} chunks"),
+                    });
+                }
+            };
+            let stop = || cancel.is_cancelled();
+            let retriever = Retriever::build_until(&project, embedder.as_deref(), &mut progress, &stop)?;
+            let retrieval = RetrievalConfig {
+                top_k,
+                ..RetrievalConfig::default()
+            };
+            let contexts = retriever.retrieve(&query, &retrieval, embedder.as_deref(), reranker.as_deref());
+            let loops: Vec<String> = retriever
+                .training_loops()
+                .iter()
+                .map(super::extract::TrainingLoop::describe)
+                .collect();
+            Ok::<_, super::retrieval::RetrievalError>((contexts, loops))
+        })
+        .await;
     match built {
         Ok(Ok((contexts, training_loops))) => {
             emit(
@@ -390,6 +413,7 @@ async fn llm_generate(
     result
 }
 
+#[allow(clippy::too_many_arguments)] // the stages' shared inputs, each used by several stages
 async fn run(
     report: &BugReport,
     project: Option<Arc<Project>>,
@@ -398,6 +422,7 @@ async fn run(
     events: &Sender<AgentEvent>,
     progress: &mut Progress,
     started: Instant,
+    work: Work<'_>,
 ) -> ReproOutcome {
     let stages: Vec<Stage> = Stage::ALL.into_iter().filter(|s| config.on(*s)).collect();
     let llm = deps.llm.clone();
@@ -424,7 +449,7 @@ async fn run(
     });
     let project_ref = project.clone();
     let contexts = match project {
-        Some(project) if config.on(Stage::Context) => find_contexts(report, project, deps, config, events).await,
+        Some(project) if config.on(Stage::Context) => find_contexts(report, project, deps, config, events, work).await,
         Some(_) => {
             say(events, Stage::Context, "context retrieval is switched off").await;
             Vec::new()

@@ -677,6 +677,7 @@ pub async fn run_script(
             if stdout.len() < MAX_STDOUT * 2 {
                 stdout.extend_from_slice(chunk);
             }
+            std::ops::ControlFlow::Continue(())
         })
         .await?;
     let elapsed_ms = u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX);

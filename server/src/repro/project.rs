@@ -66,6 +66,10 @@ pub enum ProjectError {
         "The project holds more than {MAX_FILES} files. Upload only the source code (leave out data, virtual environments and .git)."
     )]
     TooManyFiles,
+    #[error(
+        "The archive entry `{path}` has an extended header of {bytes} bytes (the limit is {MAX_EXTENDED_HEADER_BYTES}), so the archive was refused. Create the archive again with shorter paths."
+    )]
+    HeaderTooLong { path: String, bytes: u64 },
     #[error("The project has no Python (.py) files that could be read. Upload the folder that holds the code.")]
     NoPython,
     #[error("Could not read `{path}`: {source}. Check that it exists and is readable.")]
@@ -343,15 +347,90 @@ fn read_zip(collector: &mut Collector, bytes: &[u8]) -> Result<(), ArchiveError>
     Ok(())
 }
 
+/// Largest GNU long-name / long-link or pax header accepted: the `tar` crate would read
+/// any size into memory before the other limits apply.
+pub const MAX_EXTENDED_HEADER_BYTES: u64 = 4096;
+
+/// A tar stream may exceed the unpacked limit by its headers and padding (at most two
+/// blocks per entry).
+const TAR_OVERHEAD_BYTES: u64 = MAX_FILES as u64 * 1024 + 1024 * 1024;
+
+/// Reads at most `left` bytes, then fails: under the decompressor, so that no part of
+/// the tar reader (headers included) sees more than the unpacked limit.
+struct Limited<R> {
+    inner: R,
+    left: u64,
+    exceeded: bool,
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // One byte past the limit tells "too large" from "ends exactly here".
+            let mut probe = [0u8; 1];
+            if self.inner.read(&mut probe)? == 0 {
+                return Ok(0);
+            }
+            self.exceeded = true;
+            return Err(std::io::Error::other("the archive unpacks past the limit"));
+        }
+        let room = usize::try_from(self.left).unwrap_or(usize::MAX).min(buf.len());
+        let n = self.inner.read(&mut buf[..room])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 fn read_tar(collector: &mut Collector, reader: impl Read) -> Result<(), ArchiveError> {
+    let mut limited = Limited {
+        inner: reader,
+        left: MAX_UNPACKED_BYTES + TAR_OVERHEAD_BYTES,
+        exceeded: false,
+    };
+    let result = read_tar_entries(collector, &mut limited);
+    if limited.exceeded {
+        return Err(ProjectError::TooLargeUnpacked.into());
+    }
+    result
+}
+
+fn read_tar_entries(collector: &mut Collector, reader: impl Read) -> Result<(), ArchiveError> {
+    let format = |error: std::io::Error| ArchiveError::Format(error.to_string());
     let mut archive = tar::Archive::new(reader);
-    let entries = archive
-        .entries()
-        .map_err(|error| ArchiveError::Format(error.to_string()))?;
+    // Raw entries: long names and pax headers are read here, within a size limit.
+    let entries = archive.entries().map_err(format)?.raw(true);
+    let mut long_path: Option<Vec<u8>> = None;
     for entry in entries {
+        let mut entry = entry.map_err(format)?;
+        let kind = entry.header().entry_type();
+        if kind.is_gnu_longname()
+            || kind.is_gnu_longlink()
+            || kind.is_pax_local_extensions()
+            || kind.is_pax_global_extensions()
+        {
+            let bytes = entry.header().size().map_err(format)?;
+            if bytes > MAX_EXTENDED_HEADER_BYTES {
+                let path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+                return Err(ProjectError::HeaderTooLong { path, bytes }.into());
+            }
+            let mut data = Vec::with_capacity(bytes as usize);
+            entry.read_to_end(&mut data).map_err(format)?;
+            if kind.is_gnu_longname() {
+                let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+                data.truncate(end);
+                long_path = Some(data);
+            } else if kind.is_pax_local_extensions() {
+                for extension in tar::PaxExtensions::new(&data).flatten() {
+                    if extension.key_bytes() == b"path" {
+                        long_path = Some(extension.value_bytes().to_vec());
+                    }
+                }
+            }
+            continue;
+        }
         collector.count_entry()?;
-        let entry = entry.map_err(|error| ArchiveError::Format(error.to_string()))?;
-        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let raw_path = long_path.take().unwrap_or_else(|| entry.path_bytes().into_owned());
+        let raw = String::from_utf8_lossy(&raw_path).into_owned();
         let Some(path) = safe_path(&raw)? else { continue };
         // Directories, links, devices and FIFOs name nothing to read.
         if !matches!(

@@ -43,6 +43,8 @@ pub enum RetrievalError {
     NoChunks,
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    #[error("The search index was not finished: the job was cancelled.")]
+    Cancelled,
 }
 
 /// Splits code and prose into search words: `train_step` → `train step trainstep`,
@@ -166,6 +168,17 @@ impl Retriever {
         embedder: Option<&Embedder>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Self, RetrievalError> {
+        Self::build_until(project, embedder, progress, &|| false)
+    }
+
+    /// Like [`Retriever::build`], and gives up with [`RetrievalError::Cancelled`] between
+    /// embedding batches once `stop()` says so: a cancelled job's thread stops within a batch.
+    pub fn build_until(
+        project: &Project,
+        embedder: Option<&Embedder>,
+        progress: &mut dyn FnMut(usize, usize),
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Self, RetrievalError> {
         let chunks = chunk_project(project);
         if chunks.is_empty() {
             return Err(RetrievalError::NoChunks);
@@ -193,6 +206,9 @@ impl Retriever {
                 let mut vectors = Vec::with_capacity(documents.len());
                 progress(0, documents.len());
                 for batch in corpus.chunks(PROGRESS_BATCH) {
+                    if stop() {
+                        return Err(RetrievalError::Cancelled);
+                    }
                     vectors.extend(embedder.embed(batch)?);
                     progress(vectors.len(), documents.len());
                 }

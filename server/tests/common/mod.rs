@@ -53,22 +53,27 @@ impl Sandbox for FakeSandbox {
         "fake".into()
     }
 
-    fn run<'a>(&'a self, _job: Job, stdout: StdoutSink<'a>) -> BoxFuture<'a, Result<RunReport, SandboxError>> {
+    fn run<'a>(&'a self, job: Job, stdout: StdoutSink<'a>) -> BoxFuture<'a, Result<RunReport, SandboxError>> {
         Box::pin(async move {
+            let key = request_key(&job);
+            let signed = |s: &str| sign(s, &key);
             match &self.0 {
                 Fake::Stream(s) => {
-                    stdout(s.as_bytes());
+                    let s = signed(s);
+                    let _ = stdout(s.as_bytes());
                     Ok(exited(s.len()))
                 }
                 Fake::Slow(delay, s) => {
                     tokio::time::sleep(*delay).await;
-                    stdout(s.as_bytes());
+                    let s = signed(s);
+                    let _ = stdout(s.as_bytes());
                     Ok(exited(s.len()))
                 }
                 Fake::Gated(first, rest, gate) => {
-                    stdout(first.as_bytes());
+                    let _ = stdout(first.as_bytes());
                     gate.notified().await;
-                    stdout(rest.as_bytes());
+                    let whole = signed(&format!("{first}{rest}"));
+                    let _ = stdout(&whole.as_bytes()[first.len()..]);
                     Ok(exited(first.len() + rest.len()))
                 }
                 Fake::Broken => Err(SandboxError::Broken {
@@ -78,6 +83,37 @@ impl Sandbox for FakeSandbox {
             }
         })
     }
+}
+
+/// The key the runner put in the tracer's request.
+fn request_key(job: &Job) -> String {
+    serde_json::from_slice::<serde_json::Value>(&job.stdin)
+        .ok()
+        .and_then(|request| request.get("key")?.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Signs a tracer stream's final line the way `tracer.py` does: the run's key and the
+/// counts of frame, value and event lines before it.
+pub(crate) fn sign(stream: &str, key: &str) -> String {
+    let mut counts = [0u64; 3];
+    let mut out = String::with_capacity(stream.len() + 64);
+    for line in stream.split_inclusive('\n') {
+        let tag = line.get(6..7).unwrap_or("");
+        match tag {
+            "f" => counts[0] += 1,
+            "v" => counts[1] += 1,
+            "e" => counts[2] += 1,
+            _ => {}
+        }
+        if let Some(rest) = line.strip_prefix(r#"{"t":"x","#) {
+            let [f, v, e] = counts;
+            let _ = write!(out, r#"{{"t":"x","k":"{key}","n":[{f},{v},{e}],{rest}"#);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// A valid tracer stream: one frame, `events` line events with a changing local, and
