@@ -423,8 +423,8 @@ mod tests {
                 .unwrap()
         };
         let (five, eight) = (numbers(&q5), numbers(&q8));
-        assert!(five.iter().filter(|v| **v != 0.0).count() > 4000);
         assert_eq!(five, eight);
+        assert!(five.iter().filter(|v| **v != 0.0).count() > 64 * 64 / 2, "{five:?}");
     }
 
     #[test]
