@@ -6,6 +6,7 @@ mod frontend;
 mod postgres;
 mod project;
 mod setup;
+mod soak;
 mod test;
 
 use std::process::ExitCode;
@@ -50,6 +51,19 @@ enum Task {
     Test,
     /// Benchmark the browser app: parsing, stepping, wasm size, time to interactive.
     BenchFrontend,
+    /// Bounded mixed load on loopback (classroom clients, hostile programs, uploads,
+    /// cancels, silent connections): p50/p99 latency, server RSS, leftover processes.
+    Soak {
+        /// How long the load runs.
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
+        /// Classroom clients tracing small programs.
+        #[arg(long, default_value_t = 30)]
+        clients: usize,
+        /// Soak a release build (as deployed) instead of the debug build.
+        #[arg(long)]
+        release: bool,
+    },
     /// Run the criterion benchmarks of the workspace.
     Bench {
         /// Arguments for criterion after `--` (e.g. a benchmark name filter).
@@ -67,6 +81,11 @@ fn main() -> ExitCode {
         Task::Test => test::test(&project),
         Task::Bench { criterion_args } => bench(&project, &criterion_args),
         Task::BenchFrontend => frontend::bench(&project),
+        Task::Soak {
+            minutes,
+            clients,
+            release,
+        } => soak::soak(&project, minutes, clients, release),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
