@@ -319,5 +319,12 @@ fn report(samples: &[Sample], rss: &[(Duration, u64)], left_running: usize, left
             end + Duration::from_secs(1)
         ),
     );
+    let per_minute: Vec<String> = (0..=end.as_secs() / 60)
+        .map(|m| {
+            let from = Duration::from_secs(m * 60);
+            format!("{:.0}", minute(from, from + Duration::from_secs(60)))
+        })
+        .collect();
+    println!("server RSS by minute (MiB): {}", per_minute.join(", "));
     println!("sandbox processes left: {left_running} with the server running, {left_after_exit} after it exited");
 }
