@@ -8,9 +8,9 @@ use leptos::ev;
 use leptos::html::Textarea;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use replayground_shared::Action;
 use replayground_shared::share::PlaygroundView;
 use replayground_shared::text::group_thousands;
-use replayground_shared::{Action, Stop};
 
 use crate::api;
 use crate::debugger::{DebuggerPanel, Presenting, Session, is_typing_target, timeline_position, when};
@@ -20,7 +20,7 @@ use crate::neural_view::{NeuralMode, NeuralPanel};
 use crate::sharing::{self, LinkTarget};
 use crate::state_tree_view::data_of;
 use crate::syntax::{Analysis, push_escaped};
-use crate::theme::use_theme;
+use crate::theme::{local_storage, use_theme};
 
 /// The program the editor starts with: a call, a loop, output and input, in a few lines.
 pub const EXAMPLE_PROGRAM: &str = r#"def fib(n):
@@ -42,6 +42,18 @@ print(f"Bye {name}, the total is {total}")
 /// Standard input for [`EXAMPLE_PROGRAM`].
 pub const EXAMPLE_STDIN: &str = "Ada\n";
 
+/// Where the editor's code, input and breakpoints are saved on every change.
+const SAVED_KEY: &str = "replayground-playground";
+
+/// The student's own work, replaced by an example or a link and one click from coming back.
+#[derive(Debug, Clone)]
+struct Replaced {
+    /// The code that replaced it; the offer lasts while the editor still holds exactly that.
+    by: String,
+    what: String,
+    previous: PlaygroundView,
+}
+
 /// The page's state that a share link captures and a run needs.
 #[derive(Debug, Clone, Copy)]
 struct Playground {
@@ -49,7 +61,6 @@ struct Playground {
     stdin: RwSignal<String>,
     breakpoints: RwSignal<BTreeSet<u32>>,
     session: RwSignal<Option<Arc<Session>>>,
-    stop: RwSignal<Stop>,
     error: RwSignal<Option<String>>,
     running: RwSignal<bool>,
     /// How far the running trace has streamed.
@@ -57,6 +68,8 @@ struct Playground {
     /// Stops the running trace.
     cancel: StoredValue<Option<api::CancelRun>, LocalStorage>,
     neural: NeuralMode,
+    /// What the last example or link replaced, for Undo.
+    replaced: RwSignal<Option<Replaced>>,
 }
 
 impl Playground {
@@ -77,16 +90,18 @@ impl Playground {
             self.cancel.set_value(None);
             match result {
                 Ok(tree) => {
-                    let mut stop = tree.initial_stop();
+                    let session = Session::new(code, tree);
                     if let Some(step) = step {
                         let mut breakpoints = self.breakpoints.get_untracked();
-                        stop = tree.step(stop, Action::Jump(step), &mut breakpoints);
+                        let stop = session
+                            .tree
+                            .step(session.tree.initial_stop(), Action::Jump(step), &mut breakpoints);
+                        session.stop.set(stop);
                     }
-                    self.stop.set(stop);
                     // A new run: the neural panel starts empty, predicting with this run's input.
                     self.neural.last_step.set(None);
                     self.neural.stdin.set(stdin);
-                    self.session.set(Some(Arc::new(Session { code, tree })));
+                    self.session.set(Some(Arc::new(session)));
                 }
                 Err(e) => {
                     self.session.set(None);
@@ -110,7 +125,7 @@ impl Playground {
         let step = self.session.with_untracked(|s| {
             s.as_ref()
                 .filter(|s| s.code == code)
-                .map(|s| timeline_position(&s.tree, self.stop.get_untracked()) as u32)
+                .map(|s| timeline_position(&s.tree, s.stop.get_untracked()) as u32)
         });
         PlaygroundView {
             stdin: self.stdin.get_untracked(),
@@ -122,7 +137,30 @@ impl Playground {
 
     /// Shows a shared view; a view with a step is run and opened at that step.
     fn restore(self, view: PlaygroundView) {
+        self.replace("the shared program", view);
+    }
+
+    fn load_example(self, example: &Example) {
+        let view = PlaygroundView {
+            code: example.code.to_owned(),
+            stdin: example.stdin.to_owned(),
+            ..PlaygroundView::default()
+        };
+        self.replace(&format!("the example “{}”", example.title), view);
+    }
+
+    /// Puts `view` in the editor, keeping the student's own code for Undo.
+    fn replace(self, what: &str, view: PlaygroundView) {
+        let mut previous = self.view();
+        previous.step = None;
+        let own = previous.code != view.code && !is_stock_program(&previous.code);
+        self.replaced.set(own.then(|| Replaced {
+            by: view.code.clone(),
+            what: what.to_owned(),
+            previous,
+        }));
         self.session.set(None);
+        self.error.set(None);
         self.code.set(view.code);
         self.stdin.set(view.stdin);
         self.breakpoints.set(view.breakpoints.into_iter().collect());
@@ -131,36 +169,67 @@ impl Playground {
         }
     }
 
-    fn load_example(self, example: &Example) {
-        self.session.set(None);
-        self.error.set(None);
-        self.breakpoints.set(BTreeSet::new());
-        self.code.set(example.code.to_owned());
-        self.stdin.set(example.stdin.to_owned());
+    /// Brings back what the last example or link replaced.
+    fn undo_replace(self) {
+        if let Some(replaced) = self.replaced.get_untracked() {
+            self.replaced.set(None);
+            self.session.set(None);
+            self.code.set(replaced.previous.code);
+            self.stdin.set(replaced.previous.stdin);
+            self.breakpoints
+                .set(replaced.previous.breakpoints.into_iter().collect());
+        }
     }
+}
+
+/// The starting program or an unedited example: nothing of the student's to keep.
+fn is_stock_program(code: &str) -> bool {
+    code == EXAMPLE_PROGRAM || EXAMPLES.iter().any(|e| e.code == code)
+}
+
+/// The code, input and breakpoints saved by the last visit, if any.
+fn saved_view() -> Option<PlaygroundView> {
+    let json = local_storage()?.get_item(SAVED_KEY).ok().flatten()?;
+    serde_json::from_str(&json).ok()
 }
 
 #[component]
 pub fn App() -> impl IntoView {
+    let saved = saved_view().unwrap_or_else(|| PlaygroundView {
+        code: EXAMPLE_PROGRAM.to_owned(),
+        stdin: EXAMPLE_STDIN.to_owned(),
+        ..PlaygroundView::default()
+    });
     let page = Playground {
-        code: RwSignal::new(EXAMPLE_PROGRAM.to_owned()),
-        stdin: RwSignal::new(EXAMPLE_STDIN.to_owned()),
-        breakpoints: RwSignal::new(BTreeSet::new()),
+        code: RwSignal::new(saved.code),
+        stdin: RwSignal::new(saved.stdin),
+        breakpoints: RwSignal::new(saved.breakpoints.into_iter().collect()),
         session: RwSignal::new(None),
-        stop: RwSignal::new(Stop::End),
         error: RwSignal::new(None),
         running: RwSignal::new(false),
         progress: RwSignal::new(api::RunProgress::default()),
         cancel: StoredValue::new_local(None),
         neural: NeuralMode::new(),
+        replaced: RwSignal::new(None),
     };
+    // Every change is saved at once, so a reload or a crash loses nothing.
+    Effect::new(move |_| {
+        let view = PlaygroundView {
+            code: page.code.get(),
+            stdin: page.stdin.get(),
+            breakpoints: page.breakpoints.get().into_iter().collect(),
+            step: None,
+        };
+        if let (Ok(json), Some(storage)) = (serde_json::to_string(&view), local_storage()) {
+            let _ = storage.set_item(SAVED_KEY, &json);
+        }
+    });
     provide_context(page.neural);
     let Playground {
         code,
         stdin,
         breakpoints,
         session,
-        stop,
         error,
         running,
         progress,
@@ -269,7 +338,7 @@ pub fn App() -> impl IntoView {
             if code.with(|c| *c != s.code) {
                 return None;
             }
-            stop.get().event().map(|i| s.tree.trace().events[i].line)
+            s.stop.get().event().map(|i| s.tree.trace().events[i].line)
         })
     });
     let stale = move || session.with(|s| s.as_ref().is_some_and(|s| code.with(|c| *c != s.code)));
@@ -321,6 +390,27 @@ pub fn App() -> impl IntoView {
                     </button>
                 </div>
             </header>
+            {move || {
+                let mut html = String::from("Loaded ");
+                page.replaced
+                    .with(|r| r.as_ref().filter(|r| code.with(|c| *c == r.by)).map(|r| push_escaped(&mut html, &r.what)))?;
+                html.push_str(
+                    r#". Your own code is kept: <button type="button" data-testid="undo-replace" data-undo="">Undo</button>"#,
+                );
+                Some(view! {
+                    <p
+                        class="banner note"
+                        role="status"
+                        data-testid="replaced"
+                        inner_html=html
+                        on:click=move |ev| {
+                            if data_of(&ev, "data-undo").is_some() {
+                                page.undo_replace();
+                            }
+                        }
+                    ></p>
+                })
+            }}
             {move || {
                 link_error
                     .get()
@@ -433,7 +523,13 @@ pub fn App() -> impl IntoView {
                             breakpoints
                             current_line
                             analysis
-                            on_run=Callback::new(move |()| page.run(None))
+                            on_run=Callback::new(move |()| {
+                                // After Ctrl+Enter the keys step the debugger (n, s) instead of typing.
+                                if let Some(area) = textarea.get_untracked() {
+                                    let _ = area.blur();
+                                }
+                                page.run(None);
+                            })
                             textarea
                             readonly
                         />
@@ -473,7 +569,7 @@ pub fn App() -> impl IntoView {
                             .map(|session| {
                                 view! {
                                     <NeuralPanel session=Arc::clone(&session) mode=page.neural breakpoints />
-                                    <DebuggerPanel session breakpoints stop />
+                                    <DebuggerPanel session breakpoints />
                                 }
                             });
                         (panels, gallery)
@@ -546,4 +642,22 @@ fn Gallery(page: Playground) -> impl IntoView {
             ></ul>
         </div>
     }
+}
+
+/// After a panic the page's state cannot be trusted (Run, Cancel and Theme may no longer
+/// answer), so say so in plain DOM and offer a reload, which restores the saved code.
+pub fn show_crash_notice() {
+    let document = document();
+    let (Some(body), Ok(notice)) = (document.body(), document.create_element("form")) else {
+        return;
+    };
+    // A form, not a script handler: the page's CSP admits no inline scripts.
+    let _ = notice.set_attribute("action", "/");
+    let _ = notice.set_attribute("class", "banner error crash");
+    let _ = notice.set_attribute("role", "alert");
+    let _ = notice.set_attribute("data-testid", "crash");
+    notice.set_inner_html(
+        "Something went wrong inside the page, so it stopped. Your code, input and breakpoints are saved in this browser. <button>Reload the page</button>",
+    );
+    let _ = body.prepend_with_node_1(&notice);
 }

@@ -5,11 +5,14 @@
 //! editor shows the current line.
 
 use std::collections::{BTreeSet, HashSet};
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use leptos::ev;
 use leptos::prelude::*;
-use replayground_shared::{Action, Limit, Outcome, StateTree, Stop};
+use replayground_shared::state_tree::TreeChild;
+use replayground_shared::text::group_thousands;
+use replayground_shared::{Action, EventKind, Limit, Outcome, StateTree, Stop};
 use wasm_bindgen::JsCast;
 
 use crate::state_tree_view::{StateTreeView, data_of, refocus};
@@ -17,11 +20,23 @@ use crate::stop_view::{StopView, call_stack_html, function_label};
 use crate::syntax::push_escaped;
 use crate::values::{ObjectTags, changed_names, push_value_html, toggle_expanded};
 
-/// One traced run: the code as it was run (the editor may change since) and its state tree.
+/// One traced run: the code as it was run (the editor may change since), its state tree
+/// and where the debugger is in it.
 #[derive(Debug)]
 pub struct Session {
     pub code: String,
     pub tree: StateTree,
+    /// The stop belongs to its run: a stop shared by every run let a new run's event index
+    /// reach the still-mounted panel of the previous (shorter, or empty) trace and panic.
+    pub stop: ArcRwSignal<Stop>,
+}
+
+impl Session {
+    /// A run stopped where pdb first stops.
+    pub fn new(code: String, tree: StateTree) -> Self {
+        let stop = ArcRwSignal::new(tree.initial_stop());
+        Self { code, tree, stop }
+    }
 }
 
 /// Whether the page is in presentation mode (arrow keys step too).
@@ -127,14 +142,11 @@ pub fn timeline_position(tree: &StateTree, stop: Stop) -> usize {
 // Leptos hands props over by value.
 #[allow(clippy::needless_pass_by_value)]
 #[component]
-pub fn DebuggerPanel(
-    session: Arc<Session>,
-    breakpoints: RwSignal<BTreeSet<u32>>,
-    /// Where the debugger is; the app owns it (the editor and share links read it).
-    stop: RwSignal<Stop>,
-) -> impl IntoView {
+pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>) -> impl IntoView {
+    let stop = RwSignal::from(session.stop.clone());
     let first = session.tree.initial_stop();
     let len = session.tree.len();
+    let error = error_stop(&session.tree);
     // The stop before the last move, for highlighting what that move changed.
     let previous = RwSignal::new(None::<Stop>);
     // The activation picked in the call stack; `None` follows the innermost frame.
@@ -153,7 +165,15 @@ pub fn DebuggerPanel(
                 neural.last_step.set(Some((here, action)));
             }
             let mut lines = breakpoints.get_untracked();
-            let next = session.tree.step(here, action, &mut lines);
+            let mut next = session.tree.step(here, action, &mut lines);
+            // As pdb's post-mortem: Continue does not run past the error into an empty end.
+            if action == Action::Continue
+                && let (Some(error), Stop::Event(from)) = (error, here)
+                && from < error
+                && next.event().is_none_or(|n| n > error)
+            {
+                next = Stop::Event(error);
+            }
             if lines != breakpoints.get_untracked() {
                 breakpoints.set(lines);
             }
@@ -178,30 +198,35 @@ pub fn DebuggerPanel(
             return;
         }
         let key = ev.key();
-        let presenter = presenting.is_some_and(|p| p.get_untracked());
-        let action = action_for_key(&key).or_else(|| presenter.then(|| action_for_presenter_key(&key)).flatten());
+        // Left and Right always step; the other presenter keys only while presenting (they scroll).
+        let arrows =
+            presenting.is_some_and(|p| p.get_untracked()) || matches!(key.as_str(), "ArrowLeft" | "ArrowRight");
+        let action = action_for_key(&key).or_else(|| arrows.then(|| action_for_presenter_key(&key)).flatten());
         if let Some(action) = action {
             ev.prevent_default();
             act.run(action);
         }
     });
     on_cleanup(move || shortcuts.remove());
+    // A new run puts the keyboard on the debugger (n, s step), unless someone is typing.
+    request_animation_frame(|| {
+        let document = document();
+        if !is_typing_target(document.active_element().map(Into::into))
+            && let Ok(Some(button)) = document.query_selector(r#"[data-testid="step-over"]"#)
+            && let Ok(button) = button.dyn_into::<web_sys::HtmlElement>()
+        {
+            let _ = button.focus();
+        }
+    });
 
     let trace = session.tree.trace();
-    let outcome = trace.outcome.clone();
-    let outcome_class = if outcome_is_normal(&outcome) {
+    let outcome = &trace.outcome;
+    let outcome_class = if outcome_is_normal(outcome) {
         "outcome ok"
     } else {
         "outcome problem"
     };
-    let step_limit = match &outcome {
-        Outcome::LimitReached {
-            limit: Limit::Events, ..
-        } => Some(format!(
-            "Step limit reached: the run was cut after {len} events, so it ends early. Make the program do less work to see its end."
-        )),
-        _ => None,
-    };
+    let outcome_html = outcome_html(outcome, len, error);
 
     let goto_value = RwSignal::new(String::new());
     let goto_error = RwSignal::new(None::<String>);
@@ -219,12 +244,21 @@ pub fn DebuggerPanel(
     let vars_session = Arc::clone(&session);
     let tree_session = Arc::clone(&session);
 
+    // A program that did not run (a syntax error) has nothing to step through: CSS hides
+    // the controls (cheaper in wasm than a second view).
+    let panel_class = if len == 0 { "debugger nothing-ran" } else { "debugger" };
     view! {
-        <div class="debugger">
-            <p class=outcome_class data-testid="outcome">
-                {outcome.describe()}
-            </p>
-            {step_limit.map(|text| crate::app::message("limit", "status", Some("step-limit"), text))}
+        <div class=panel_class>
+            <p
+                class=outcome_class
+                data-testid="outcome"
+                inner_html=outcome_html
+                on:click=move |ev| {
+                    if let Some(event) = data_of(&ev, "data-jump").and_then(|n| n.parse().ok()) {
+                        jump.run(event);
+                    }
+                }
+            ></p>
             <div class="controls" role="toolbar" aria-label="Debugger controls">
                 {CONTROLS
                     .iter()
@@ -373,10 +407,91 @@ pub fn DebuggerPanel(
                             )}
                         </span>
                     </h3>
-                    <StateTreeView session=Arc::clone(&tree_session) stop on_jump=jump />
+                    <StateTreeView session=Arc::clone(&tree_session) on_jump=jump />
                 </section>
             </div>
         </div>
+    }
+}
+
+/// The banner about the run as HTML: its summary, a button (`data-jump`) to where a run
+/// that did not end normally is best looked at, and where input goes when it ran out.
+fn outcome_html(outcome: &Outcome, events: usize, error: Option<usize>) -> String {
+    let mut out = String::new();
+    push_escaped(&mut out, &run_summary(outcome, events));
+    if let Some(event) = error {
+        let label = if matches!(outcome, Outcome::UncaughtException { .. }) {
+            "Jump to the error"
+        } else {
+            "Jump to the last step"
+        };
+        let _ = write!(
+            out,
+            r#"<button type="button" data-testid="jump-to-error" data-jump="{event}">{label}</button>"#
+        );
+    }
+    if let Some(hint) = input_hint(outcome) {
+        let _ = write!(out, r#"<span class="hint" data-testid="input-hint">{hint}</span>"#);
+    }
+    out
+}
+
+/// One sentence about the whole run, never about the current step (it sits above the
+/// controls while the student steps through the run).
+pub fn run_summary(outcome: &Outcome, events: usize) -> String {
+    let steps = match events {
+        1 => "1 step".to_owned(),
+        n => format!("{} steps", group_thousands(n as u64)),
+    };
+    match outcome {
+        Outcome::Finished => format!("Run result: the program finished after {steps}."),
+        // The page asks for the server's maximum, so there is no higher limit to offer.
+        Outcome::LimitReached {
+            limit: Limit::Events, ..
+        } => format!(
+            "Run result: stopped at the step limit, after {steps} (the most this server records), before the program's end. Make it do less work (fewer rounds, smaller input) to see its end."
+        ),
+        Outcome::LimitReached { limit, detail } => format!(
+            "Run result: stopped by {}: {detail}. Make the program do less work to see its end.",
+            limit.describe()
+        ),
+        other => {
+            let text = other.describe();
+            match text.strip_prefix("The ") {
+                Some(rest) => format!("Run result: the {rest}"),
+                None => format!("Run result: {text}"),
+            }
+        }
+    }
+}
+
+/// Where to type the input, when `input()` found none (the `EOFError` is right, but a
+/// beginner needs to know where the input goes).
+pub fn input_hint(outcome: &Outcome) -> Option<&'static str> {
+    matches!(outcome, Outcome::UncaughtException { exception_type, .. } if exception_type == "EOFError").then_some(
+        "input() found no input to read: type it in the Standard input box below the code, one line per input() call, then Run again.",
+    )
+}
+
+/// Where a run that did not end normally is best looked at: the event that raised the
+/// uncaught exception, or the last recorded event of a run cut short.
+pub fn error_stop(tree: &StateTree) -> Option<usize> {
+    let events = &tree.trace().events;
+    let last = events.len().checked_sub(1)?;
+    match tree.trace().outcome {
+        Outcome::Finished | Outcome::Exited { .. } | Outcome::SyntaxError { .. } => None,
+        Outcome::UncaughtException { .. } => {
+            // The exception leaves frame after frame as `exception` and `return` events
+            // after the raise: the first exception of that tail is where it was raised.
+            let tail = events
+                .iter()
+                .rposition(|e| !matches!(e.kind, EventKind::Exception | EventKind::Return))
+                .map_or(0, |i| i + 1);
+            (tail..events.len())
+                .find(|&i| events[i].kind == EventKind::Exception)
+                .or(Some(last))
+        }
+        _ => Some(last),
     }
 }
 
@@ -392,8 +507,21 @@ pub fn variables_html(
 ) -> String {
     let tree = &session.tree;
     let trace = tree.trace();
-    let Stop::Event(index) = stop else {
-        return r#"<h3 id="vars-heading">Variables</h3><p class="empty">The program has ended.</p>"#.to_owned();
+    // After the end, the module's last event holds the final globals.
+    let at_end = stop == Stop::End;
+    let last = || {
+        let root = tree.roots().next()?;
+        tree.activations()[root as usize]
+            .children
+            .iter()
+            .rev()
+            .find_map(|c| match *c {
+                TreeChild::Event(i) => Some(i),
+                TreeChild::Activation(_) => None,
+            })
+    };
+    let Some(index) = stop.event().or_else(last) else {
+        return r#"<h3 id="vars-heading">Variables</h3><p class="empty">Nothing ran.</p>"#.to_owned();
     };
     let stack = crate::stop_view::call_stack(tree, index);
     let entry = inspected
@@ -405,7 +533,9 @@ pub fn variables_html(
     let event = &trace.events[entry.event];
     let depth = tree.activations()[entry.activation as usize].depth;
     let mut out = String::from(r#"<h3 id="vars-heading">"#);
-    if depth == 0 {
+    if at_end {
+        out.push_str("Globals at the end");
+    } else if depth == 0 {
         out.push_str("Globals");
     } else {
         out.push_str("Locals of ");
@@ -502,6 +632,63 @@ mod tests {
         assert_eq!(action_for_key("C"), Some(Action::ReverseContinue));
         assert_eq!(action_for_key("x"), None);
         assert_eq!(action_for_presenter_key("ArrowRight"), Some(Action::StepInto));
+    }
+
+    fn fixture(json: &str) -> StateTree {
+        StateTree::new(serde_json::from_str(json).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_run_that_raised_is_looked_at_where_it_raised() {
+        let raised = fixture(include_str!("../tests/fixtures/average.json"));
+        // The raise inside average(), not the module's re-raise after it.
+        assert_eq!(error_stop(&raised), Some(5));
+        assert_eq!(
+            crate::state_tree_view::activation_label(&raised, 1),
+            "average(xs=[]) raised ZeroDivisionError('division by zero')"
+        );
+        let finished = fixture(include_str!("../tests/fixtures/double.json"));
+        assert_eq!(error_stop(&finished), None);
+        assert_eq!(
+            crate::state_tree_view::activation_label(&finished, 1),
+            "double(x=2) → 4"
+        );
+    }
+
+    #[test]
+    fn the_summary_describes_the_run_and_input_errors_say_where_input_goes() {
+        assert_eq!(
+            run_summary(&Outcome::Finished, 1234),
+            "Run result: the program finished after 1,234 steps."
+        );
+        let eof = Outcome::UncaughtException {
+            exception_type: "EOFError".into(),
+            message: "EOF when reading a line".into(),
+            line: Some(1),
+        };
+        assert_eq!(
+            run_summary(&eof, 3),
+            "Run result: the program raised EOFError on line 1: EOF when reading a line"
+        );
+        assert!(input_hint(&eof).is_some_and(|h| h.contains("Standard input")));
+        assert_eq!(input_hint(&Outcome::Finished), None);
+        let limit = Outcome::LimitReached {
+            limit: Limit::Events,
+            detail: "100000 events".into(),
+        };
+        let text = run_summary(&limit, 100_000);
+        assert!(
+            text.contains("after 100,000 steps") && !text.contains("raise the limit"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn after_the_end_the_final_globals_stay_visible() {
+        let session = Session::new(String::new(), fixture(include_str!("../tests/fixtures/double.json")));
+        let html = variables_html(&session, Stop::End, None, None, &HashSet::new());
+        assert!(html.contains("Globals at the end"), "{html}");
+        assert!(html.contains("<code>y</code>"), "{html}");
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub fn gutter_html(analysis: &Analysis, breakpoints: &BTreeSet<u32>, current: Op
         if current == Some(line) {
             class.push_str(" current");
         }
+        if analysis.shown_problems().any(|p| p.line == line) {
+            class.push_str(" error-line");
+        }
         if analysis.statement_lines.contains(&line) {
             let on = breakpoints.contains(&line);
             if on {
@@ -401,7 +404,7 @@ pub fn CodeEditor(
 /// The syntax errors as list items, each a button (`data-offset`) that puts the caret there.
 pub fn problems_html(analysis: &Analysis) -> String {
     let mut out = String::new();
-    for problem in &analysis.problems {
+    for problem in analysis.shown_problems() {
         let _ = write!(
             out,
             r#"<li><button type="button" class="problem" data-offset="{}">Line {}:{} "#,
@@ -447,7 +450,7 @@ pub fn ProblemList(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) ->
     view! {
         <section class="problems" aria-labelledby="problems-heading">
             <h3 id="problems-heading">
-                {move || match analysis.with(|a| a.problems.len()) {
+                {move || match analysis.with(|a| a.shown_problems().count()) {
                     0 => "No syntax errors".to_owned(),
                     1 => "1 syntax error".to_owned(),
                     n => format!("{n} syntax errors"),

@@ -117,6 +117,7 @@ mod tests {
         for example in EXAMPLES {
             let analysis = SyntaxDocument::new(example.code).analyse();
             assert!(analysis.problems.is_empty(), "{}: {:?}", example.id, analysis.problems);
+            assert_eq!(analysis.layout, None, "{}", example.id);
             assert!(example.code.starts_with("# "), "{} starts with a comment", example.id);
             assert_eq!(find(example.id), Some(&example));
         }

@@ -1,6 +1,9 @@
 //! Entry point of the wasm binary: installs the panic hook and mounts the app.
 
 fn main() {
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        replayground_frontend::app::show_crash_notice();
+    }));
     leptos::mount::mount_to_body(replayground_frontend::App);
 }

@@ -10,7 +10,7 @@ use leptos::html::Div;
 use leptos::prelude::*;
 use replayground_shared::state_tree::TreeChild;
 use replayground_shared::trace::cut_repr;
-use replayground_shared::{EventKind, StateTree, Stop};
+use replayground_shared::{EventKind, StateTree, ValueId};
 use wasm_bindgen::JsCast;
 
 use crate::debugger::Session;
@@ -72,13 +72,34 @@ pub fn activation_label(tree: &StateTree, activation: u32) -> String {
         format!("{function}({})", cut_repr(&args.join(", "), 60))
     };
     if let Some(end) = a.end {
-        let returned = trace.events[end]
-            .value
-            .map_or_else(|| "None".to_owned(), |v| cut_repr(&trace.value(v).repr, 24));
-        label.push_str(" → ");
-        label.push_str(&returned);
+        if let Some(exception) = raised(tree, activation) {
+            label.push_str(" raised ");
+            label.push_str(&cut_repr(&trace.value(exception).repr, 40));
+        } else {
+            let returned = trace.events[end]
+                .value
+                .map_or_else(|| "None".to_owned(), |v| cut_repr(&trace.value(v).repr, 24));
+            label.push_str(" → ");
+            label.push_str(&returned);
+        }
     }
     label
+}
+
+/// The exception an activation ended with: Python reports a call that raised as an
+/// `exception` event right before a `return` of `None`.
+pub fn raised(tree: &StateTree, activation: u32) -> Option<ValueId> {
+    let a = &tree.activations()[activation as usize];
+    a.end?;
+    let mut events = a.children.iter().rev().filter_map(|c| match *c {
+        TreeChild::Event(i) => Some(&tree.trace().events[i]),
+        TreeChild::Activation(_) => None,
+    });
+    let _return = events.next()?;
+    let before = events.next()?;
+    (before.kind == EventKind::Exception && !before.generator_exit && !before.internal)
+        .then_some(before.value)
+        .flatten()
 }
 
 /// What the rows in view look like at a stop.
@@ -110,7 +131,12 @@ pub fn rows_html(tree: &StateTree, shown: &[u32], marks: RowMarks<'_>) -> String
         };
         let _ = write!(
             out,
-            r#"<div class="{class}" role="treeitem" aria-level="{}""#,
+            r#"<div class="{class}{}" role="treeitem" aria-level="{}""#,
+            if raised(tree, activation).is_some() {
+                " raised"
+            } else {
+                ""
+            },
             a.depth + 1
         );
         let expandable = marks.has_children[activation as usize];
@@ -164,7 +190,8 @@ pub fn data_of(ev: &web_sys::Event, attribute: &str) -> Option<String> {
 
 #[allow(clippy::needless_pass_by_value)] // Leptos hands props over by value.
 #[component]
-pub fn StateTreeView(session: Arc<Session>, stop: RwSignal<Stop>, on_jump: Callback<u32>) -> impl IntoView {
+pub fn StateTreeView(session: Arc<Session>, on_jump: Callback<u32>) -> impl IntoView {
+    let stop = RwSignal::from(session.stop.clone());
     let has_children: Vec<bool> = session
         .tree
         .activations()

@@ -77,7 +77,11 @@ impl StopView {
         Self {
             position,
             line: state.line,
-            headline: describe_state(&state),
+            headline: if stop == Stop::End {
+                "The program has ended: below are its final variables and all of its output.".to_owned()
+            } else {
+                describe_state(&state)
+            },
             call_stack,
             variables_title,
             variables: vars.0,
@@ -239,7 +243,10 @@ mod tests {
         let end = StopView::at(&tree, Stop::End);
         assert_eq!(end.stdout, "4\n");
         assert_eq!(end.line, None);
-        assert_eq!(end.headline, "The program has ended.");
+        assert_eq!(
+            end.headline,
+            "The program has ended: below are its final variables and all of its output."
+        );
         assert!(end.call_stack.is_empty());
     }
 

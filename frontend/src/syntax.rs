@@ -100,7 +100,10 @@ pub struct OutlineItem {
 /// What the editor shows beside the code, recomputed after each parse.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Analysis {
+    /// Where tree-sitter's parse recovered from an error.
     pub problems: Vec<SyntaxProblem>,
+    /// The first indentation or bracket error, as CPython names it ([`layout_problem`]).
+    pub layout: Option<SyntaxProblem>,
     pub outline: Vec<OutlineItem>,
     /// 1-based lines that start a statement: the lines a breakpoint can stop on.
     pub statement_lines: BTreeSet<u32>,
@@ -192,6 +195,7 @@ impl SyntaxDocument {
 
         let before = std::mem::take(&mut self.analysis);
         self.analysis = self.reanalyse(&before, &edit, &dirty);
+        self.analysis.layout = layout_problem(new_text);
         let analysis_changed = !before.same_apart_from_offsets(&self.analysis);
         Some(Changes {
             start_row,
@@ -396,6 +400,7 @@ impl SyntaxDocument {
             ..Analysis::default()
         };
         AnalysisWalk { doc: self, dirty: None }.node(self.tree.root_node(), 0, false, &mut analysis);
+        analysis.layout = layout_problem(&self.text);
         analysis
     }
 
@@ -515,9 +520,20 @@ impl AnalysisWalk<'_, '_> {
 }
 
 impl Analysis {
+    /// The problems to show: CPython's indentation or bracket error first, then the
+    /// parse's, except on that error's line (one line, one message).
+    pub fn shown_problems(&self) -> impl Iterator<Item = &SyntaxProblem> {
+        let line = self.layout.as_ref().map(|p| p.line);
+        self.layout
+            .iter()
+            .chain(self.problems.iter().filter(move |p| Some(p.line) != line))
+    }
+
     /// Equal but for byte offsets (which move with every edit above them).
     pub fn same_apart_from_offsets(&self, other: &Self) -> bool {
+        let layout = |a: &Self| a.layout.as_ref().map(|p| (p.line, p.column, p.message.clone()));
         self.line_count == other.line_count
+            && layout(self) == layout(other)
             && self.statement_lines == other.statement_lines
             && self.outline.len() == other.outline.len()
             && self.problems.len() == other.problems.len()
@@ -694,6 +710,144 @@ fn escape(text: &str) -> String {
     out
 }
 
+const TAB_ERROR: &str = "inconsistent use of tabs and spaces in indentation";
+
+/// The first error of CPython's tokenizer that tree-sitter's recovery hides or places
+/// elsewhere: indentation (`IndentationError`, `TabError`) and brackets (one never closed is
+/// named on its own line, as CPython does). A block header on the last line is not an
+/// error yet: its body is probably being typed.
+pub fn layout_problem(text: &str) -> Option<SyntaxProblem> {
+    let at = |row: usize, line: &str, line_offset: usize, i: usize, message: String| SyntaxProblem {
+        line: row as u32 + 1,
+        column: line[..i].chars().count() as u32 + 1,
+        offset: line_offset + i,
+        message,
+    };
+    // Indentation levels as CPython keeps them: a tab to the next multiple of 8, and a
+    // tab as 1 column; levels that order differently under the two are a TabError.
+    let mut levels = vec![(0_usize, 0_usize)];
+    let mut open: Vec<(char, usize, usize, usize)> = Vec::new();
+    let mut string: Option<(char, bool)> = None;
+    let (mut continued, mut ends_with_colon) = (false, false);
+    let mut header: Option<usize> = None;
+    let mut logical_start = 0;
+    let mut line_offset = 0;
+    for (row, line) in text.split('\n').enumerate() {
+        let this_offset = line_offset;
+        line_offset += line.len() + 1;
+        let mut start = 0;
+        if string.is_none() && open.is_empty() && !continued {
+            let (mut col, mut alt) = (0, 0);
+            for c in line.chars() {
+                match c {
+                    ' ' => (col, alt) = (col + 1, alt + 1),
+                    '\t' => (col, alt) = ((col / 8 + 1) * 8, alt + 1),
+                    '\x0c' => (col, alt) = (0, 0),
+                    _ => break,
+                }
+                start += 1;
+            }
+            let rest = line[start..].trim_end();
+            if rest.is_empty() || rest.starts_with('#') {
+                continue;
+            }
+            let problem = |message: &str| Some(at(row, line, this_offset, start, message.to_owned()));
+            let (top, top_alt) = levels.last().copied().unwrap_or_default();
+            if col > top {
+                if header.is_none() {
+                    return problem("unexpected indent");
+                }
+                if alt <= top_alt {
+                    return problem(TAB_ERROR);
+                }
+                levels.push((col, alt));
+            } else {
+                if let Some(h) = header {
+                    return problem(&format!("expected an indented block after line {}", h + 1));
+                }
+                while levels.last().is_some_and(|&(c, _)| col < c) {
+                    levels.pop();
+                }
+                match levels.last() {
+                    Some(&(c, a)) if c == col => {
+                        if a != alt {
+                            return problem(TAB_ERROR);
+                        }
+                    }
+                    _ => return problem("unindent does not match any outer indentation level"),
+                }
+            }
+            header = None;
+            ends_with_colon = false;
+            logical_start = row;
+        }
+        continued = false;
+        let mut chars = line[start..].char_indices().map(|(i, c)| (i + start, c)).peekable();
+        while let Some((i, c)) = chars.next() {
+            if let Some((quote, triple)) = string {
+                if c == '\\' {
+                    chars.next();
+                } else if c == quote && (!triple || line.as_bytes()[i..].starts_with(&[quote as u8; 3])) {
+                    if triple {
+                        chars.next();
+                        chars.next();
+                    }
+                    string = None;
+                    ends_with_colon = false;
+                }
+                continue;
+            }
+            match c {
+                '#' => break,
+                '\'' | '"' => {
+                    let triple = line.as_bytes()[i..].starts_with(&[c as u8; 3]);
+                    if triple {
+                        chars.next();
+                        chars.next();
+                    }
+                    string = Some((c, triple));
+                }
+                '(' | '[' | '{' => open.push((c, row, i, this_offset)),
+                ')' | ']' | '}' => {
+                    let opening = match c {
+                        ')' => '(',
+                        ']' => '[',
+                        _ => '{',
+                    };
+                    match open.pop() {
+                        Some((b, ..)) if b == opening => {}
+                        Some((b, r, ..)) => {
+                            let on = if r == row {
+                                String::new()
+                            } else {
+                                format!(" on line {}", r + 1)
+                            };
+                            let message = format!("closing `{c}` does not match opening `{b}`{on}");
+                            return Some(at(row, line, this_offset, i, message));
+                        }
+                        None => return Some(at(row, line, this_offset, i, format!("unmatched `{c}`"))),
+                    }
+                }
+                '\\' if chars.peek().is_none() => continued = true,
+                _ => {}
+            }
+            if !c.is_whitespace() {
+                ends_with_colon = c == ':';
+            }
+        }
+        // A one-line string left open: tree-sitter reports it.
+        if string.is_some_and(|(_, triple)| !triple) {
+            string = None;
+        }
+        if string.is_none() && open.is_empty() && !continued && ends_with_colon {
+            header = Some(logical_start);
+        }
+    }
+    let (bracket, row, i, line_offset) = open.pop()?;
+    let line = text[line_offset..].split('\n').next().unwrap_or_default();
+    Some(at(row, line, line_offset, i, format!("`{bracket}` was never closed")))
+}
+
 /// Lines as an editor counts them: a trailing newline starts one more (empty) line.
 pub fn line_count(text: &str) -> u32 {
     text.bytes().filter(|&b| b == b'\n').count() as u32 + 1
@@ -764,6 +918,56 @@ mod tests {
     use super::*;
 
     const PROGRAM: &str = "class Stack:\n    def push(self, x):\n        self.items.append(x)  # keep\n\n\ndef main():\n    s = Stack()\n    if s:\n        print(\"hi\", 42)\n    elif True:\n        pass\n";
+
+    #[test]
+    fn indentation_and_bracket_errors_are_named_where_cpython_names_them() {
+        let problem = |text: &str| layout_problem(text).map(|p| (p.line, p.column, p.message));
+        assert_eq!(problem("x = 1\n    y = 2\n"), Some((2, 5, "unexpected indent".into())));
+        assert_eq!(
+            problem("if x:\n        a = 1\n    b = 2\n"),
+            Some((3, 5, "unindent does not match any outer indentation level".into()))
+        );
+        assert_eq!(
+            problem("if x:\n\ta = 1\n        b = 2\n"),
+            Some((3, 9, TAB_ERROR.into()))
+        );
+        assert_eq!(
+            problem("if x:\nprint(x)\n"),
+            Some((2, 1, "expected an indented block after line 1".into()))
+        );
+        // CPython names the line of the bracket, not where the parse gave up.
+        assert_eq!(
+            problem("total = sum([1, 2\nprint(total)\n"),
+            Some((1, 13, "`[` was never closed".into()))
+        );
+        assert_eq!(
+            problem("x = (1, 2]\n"),
+            Some((1, 10, "closing `]` does not match opening `(`".into()))
+        );
+        assert_eq!(problem("x = 1)\n"), Some((1, 6, "unmatched `)`".into())));
+        // Brackets in strings and comments, continuations and a tab block do not confuse it.
+        let fine = r#"def f(a,
+      b):  # (
+    s = '''(
+  ['''
+    t = "a)" + 'b\'('
+    return (a +
+        b) \
+        + 1
+
+
+if f(1, 2):
+    pass
+else:
+	pass
+"#;
+        assert_eq!(problem(fine), None);
+        // A header still being typed is not an error yet.
+        assert_eq!(problem("for i in range(3):\n"), None);
+        let with_error = SyntaxDocument::new("x = 1\n    y = (2\n");
+        let shown: Vec<u32> = with_error.analysis().shown_problems().map(|p| p.line).collect();
+        assert_eq!(shown.first(), Some(&2));
+    }
 
     #[test]
     fn highlighting_marks_keywords_names_strings_and_comments() {

@@ -18,8 +18,9 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement, KeyboardEvent
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-/// A fresh element in the page for one test to mount into.
+/// A fresh element in the page for one test to mount into (and no code saved by another).
 fn container() -> HtmlElement {
+    window().local_storage().unwrap().unwrap().clear().unwrap();
     let document = document();
     let div = document.create_element("div").unwrap();
     document.body().unwrap().append_child(&div).unwrap();
@@ -46,10 +47,7 @@ async fn settle() {
 fn example_session() -> Arc<Session> {
     let trace: Trace = serde_json::from_str(include_str!("fixtures/double.json")).unwrap();
     let tree = StateTree::new(trace).unwrap();
-    Arc::new(Session {
-        code: include_str!("fixtures/double.py").to_owned(),
-        tree,
-    })
+    Arc::new(Session::new(include_str!("fixtures/double.py").to_owned(), tree))
 }
 
 #[wasm_bindgen_test]
@@ -76,13 +74,12 @@ async fn the_stepping_buttons_move_through_the_trace() {
     let root = container();
     let breakpoints = RwSignal::new(BTreeSet::new());
     let session = example_session();
-    let stop = RwSignal::new(session.tree.initial_stop());
-    let _panel = leptos::mount::mount_to(
-        root.clone(),
-        move || view! { <DebuggerPanel session breakpoints stop /> },
-    );
+    let _panel = leptos::mount::mount_to(root.clone(), move || view! { <DebuggerPanel session breakpoints /> });
 
-    assert_eq!(text(&root, "outcome"), "The program finished.");
+    assert_eq!(
+        text(&root, "outcome"),
+        "Run result: the program finished after 8 steps."
+    );
     assert_eq!(text(&root, "current-line"), "1");
     assert!(by_test_id::<HtmlButtonElement>(&root, "step-back").disabled());
     assert_eq!(root.query_selector_all(".tree-row").unwrap().length(), 2);
@@ -121,15 +118,43 @@ async fn the_stepping_buttons_move_through_the_trace() {
 }
 
 #[wasm_bindgen_test]
+async fn a_new_run_never_shows_its_stop_in_the_previous_runs_panel() {
+    // Issue 14: a syntax error (an empty trace) then a valid run panicked in the wasm.
+    let root = container();
+    let breakpoints = RwSignal::new(BTreeSet::new());
+    let empty = Trace::empty(replayground_shared::Outcome::Finished);
+    let session = RwSignal::new(Some(Arc::new(Session::new(
+        String::new(),
+        StateTree::new(empty).unwrap(),
+    ))));
+    let _page = leptos::mount::mount_to(root.clone(), move || {
+        move || {
+            session
+                .get()
+                .map(|session| view! { <DebuggerPanel session breakpoints /> })
+        }
+    });
+    settle().await;
+    assert_eq!(text(&root, "current-line"), "end");
+    let next = example_session();
+    // The new run moves on before the page swaps the panels, as `Playground::run` may.
+    next.stop.set(Stop::Event(4));
+    session.set(Some(next));
+    settle().await;
+    assert_eq!(text(&root, "current-line"), "2");
+    by_test_id::<HtmlElement>(&root, "step-back").click();
+    settle().await;
+    // Back to the call of double(), on its `def` line.
+    assert_eq!(text(&root, "headline"), "Calling double() (line 1).");
+}
+
+#[wasm_bindgen_test]
 async fn pdb_letters_step_and_breakpoints_stop_continue() {
     let root = container();
     let breakpoints = RwSignal::new(BTreeSet::new());
     let session = example_session();
-    let stop = RwSignal::new(session.tree.initial_stop());
-    let _panel = leptos::mount::mount_to(
-        root.clone(),
-        move || view! { <DebuggerPanel session breakpoints stop /> },
-    );
+    let stop = session.stop.clone();
+    let _panel = leptos::mount::mount_to(root.clone(), move || view! { <DebuggerPanel session breakpoints /> });
 
     let press = |key: &str| {
         let init = KeyboardEventInit::new();

@@ -170,11 +170,7 @@ async fn ms_per_click(session: Arc<Session>, ids: &[&str], n: usize) -> f64 {
     document().body().unwrap().append_child(&div).unwrap();
     let root: HtmlElement = div.unchecked_into();
     let breakpoints = RwSignal::new(BTreeSet::new());
-    let stop = RwSignal::new(session.tree.initial_stop());
-    let _panel = leptos::mount::mount_to(
-        root.clone(),
-        move || view! { <DebuggerPanel session breakpoints stop /> },
-    );
+    let _panel = leptos::mount::mount_to(root.clone(), move || view! { <DebuggerPanel session breakpoints /> });
     settle().await;
     let buttons: Vec<HtmlElement> = ids
         .iter()
@@ -209,15 +205,15 @@ async fn step_through_a_100000_event_trace() {
             &mut breakpoints,
         ));
     });
-    let big = Arc::new(Session {
-        code: "def f(x):\n    return x\nfor i in range(25000):\n    f(i)\n".into(),
-        tree: big,
-    });
+    let big = Arc::new(Session::new(
+        "def f(x):\n    return x\nfor i in range(25000):\n    f(i)\n".into(),
+        big,
+    ));
     let small_trace: Trace = serde_json::from_str(include_str!("fixtures/double.json")).unwrap();
-    let small = Arc::new(Session {
-        code: include_str!("fixtures/double.py").into(),
-        tree: StateTree::new(small_trace).unwrap(),
-    });
+    let small = Arc::new(Session::new(
+        include_str!("fixtures/double.py").into(),
+        StateTree::new(small_trace).unwrap(),
+    ));
     let small_ms = ms_per_click(small, &["step-into", "step-back"], 100).await;
     let big_ms = ms_per_click(Arc::clone(&big), &["step-into"], 100).await;
     let big_over_ms = ms_per_click(big, &["step-over", "step-back-over"], 100).await;

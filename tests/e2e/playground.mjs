@@ -268,6 +268,187 @@ try {
     await neural.context().close();
   });
 
+  // Issue 14: the playground in a classroom.
+  const testsInFreshPage = async (body) => {
+    const fresh = await openPage(browser);
+    const errors = [];
+    fresh.on('pageerror', (e) => errors.push(String(e)));
+    try {
+      await body(fresh);
+      assert.deepEqual(errors, [], 'the page raised no error');
+    } finally {
+      await fresh.context().close();
+    }
+  };
+  const outcomeMatches = (p, pattern) => p.waitForFunction(
+    ([id, source]) => new RegExp(source).test(document.querySelector(`[data-testid="${id}"]`)?.textContent ?? ''),
+    ['outcome', pattern.source], { timeout: 30_000 });
+
+  await check('a syntax error, then the fixed program: it runs, and Cancel and Theme still answer', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), 'x = 5\nif x > 3\n    print("big")\n');
+    await p.click($('run'));
+    await outcomeMatches(p, /syntax error on line 2/);
+    await p.fill($('editor'), 'x = 5\nif x > 3:\n    print("big")\n');
+    await p.click($('run'));
+    await outcomeMatches(p, /finished/);
+    assert.equal(await text(p, 'current-line'), '1');
+    assert.equal((await text(p, 'run')).trim(), 'Run');
+    const theme = () => p.evaluate(() => document.documentElement.getAttribute('data-theme') ?? '');
+    const before = await theme();
+    await p.click($('theme'));
+    assert.notEqual(await theme(), before, 'Theme still switches');
+    // A long run after it can still be cancelled.
+    await p.fill($('editor'), 'import time\n\nfor i in range(100000):\n    time.sleep(0.001)\n');
+    await p.click($('run'));
+    await p.waitForSelector($('cancel'));
+    await p.click($('cancel'));
+    await p.waitForSelector($('error'));
+    assert.equal(await p.locator($('crash')).count(), 0);
+  }));
+
+  await check('code, input and breakpoints survive a reload; loading an example can be undone', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), PROGRAM);
+    await p.fill($('stdin'), 'my input\n');
+    await p.click('[aria-label="Breakpoint on line 2"]');
+    await p.reload();
+    await p.waitForSelector('.highlight .tok-keyword');
+    assert.equal(await p.locator($('editor')).inputValue(), PROGRAM);
+    assert.equal(await p.locator($('stdin')).inputValue(), 'my input\n');
+    assert.equal(await p.locator('[aria-label="Breakpoint on line 2"]').getAttribute('aria-pressed'), 'true');
+    await p.selectOption($('examples'), 'gradient_descent');
+    assert.match(await p.locator($('editor')).inputValue(), /SILENT BUG/);
+    assert.match(await text(p, 'replaced'), /Gradient|example/);
+    await p.click($('undo-replace'));
+    assert.equal(await p.locator($('editor')).inputValue(), PROGRAM);
+    assert.equal(await p.locator($('stdin')).inputValue(), 'my input\n');
+    assert.equal(await p.locator('[aria-label="Breakpoint on line 2"]').getAttribute('aria-pressed'), 'true');
+    assert.equal(await p.locator($('replaced')).count(), 0);
+  }));
+
+  await check('the end keeps the final state; an uncaught exception is stopped on and marked', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), PROGRAM);
+    await runProgram(p);
+    assert.match(await text(p, 'outcome'), /^Run result: the program finished after \d+ steps\.$/);
+    await p.click($('continue'));
+    assert.equal(await text(p, 'current-line'), 'end');
+    assert.match(await text(p, 'variables'), /total●?\s+12/);
+    assert.match(await p.locator('#vars-heading').innerText(), /globals at the end/i);
+    assert.equal(await text(p, 'stdout'), '12\n');
+    await shot(p, '13-end-state');
+
+    await p.fill($('editor'), 'def average(xs):\n    return sum(xs) / len(xs)\n\n\nprint(average([1, 2]))\nprint(average([]))\n');
+    await p.fill($('stdin'), '');
+    await p.click($('run'));
+    await outcomeMatches(p, /^Run result: the program raised ZeroDivisionError/);
+    await p.click($('continue'));
+    assert.equal(await text(p, 'current-line'), '2');
+    assert.match(await text(p, 'headline'), /Exception .*ZeroDivisionError/);
+    assert.match(await text(p, 'variables'), /xs\s+list#1 \[\]/);
+    assert.match(await text(p, 'call-stack'), /average\(\) line 2/);
+    assert.match(await text(p, 'state-tree'), /average\(xs=\[\]\) raised ZeroDivisionError/);
+    assert.match(await text(p, 'state-tree'), /average\(xs=\[1, 2\]\) → 1\.5/);
+    await shot(p, '14-stopped-on-the-error');
+    await p.click($('step-back'));
+    await p.click($('jump-to-error'));
+    assert.equal(await text(p, 'current-line'), '2');
+    assert.match(await text(p, 'headline'), /Exception/);
+  }));
+
+  await check('keys: Ctrl+Enter hands the keys to the debugger, arrows step, input() explains where input goes', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), PROGRAM);
+    await p.locator($('editor')).focus();
+    await p.keyboard.press('Control+Enter');
+    await p.waitForSelector($('current-line'), { timeout: 30_000 });
+    await p.waitForFunction(() => document.activeElement?.tagName === 'BUTTON');
+    await p.keyboard.press('n');
+    assert.equal(await text(p, 'current-line'), '6');
+    assert.equal(await p.locator($('editor')).inputValue(), PROGRAM, 'n stepped, it was not typed');
+    const at = await text(p, 'position');
+    await p.keyboard.press('ArrowRight');
+    assert.notEqual(await text(p, 'position'), at, 'Right steps forward');
+    await p.keyboard.press('ArrowLeft');
+    assert.equal(await text(p, 'position'), at, 'Left steps back');
+
+    await p.fill($('editor'), 'name = input("Your name? ")\nprint("Hello", name)\n');
+    await p.fill($('stdin'), '');
+    await p.click($('run'));
+    await outcomeMatches(p, /EOFError/);
+    assert.match(await text(p, 'input-hint'), /Standard input/);
+  }));
+
+  await check('the step limit: one message, the run ends on its last recorded step', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), 'i = 0\nwhile True:\n    i += 1\n');
+    await p.click($('run'));
+    await outcomeMatches(p, /step limit/);
+    const outcome = await text(p, 'outcome');
+    assert.doesNotMatch(outcome, /raise the limit/);
+    assert.equal(await p.locator('.limit').count(), 0, 'one message, not two');
+    await p.click($('continue'));
+    assert.notEqual(await text(p, 'current-line'), 'end');
+    assert.match(await text(p, 'variables'), /i●?\s+\d+/);
+    assert.match(await text(p, 'jump-to-error'), /last step/);
+    await shot(p, '15-step-limit');
+  }));
+
+  await check('the live checker names indentation, tab and bracket errors where CPython does', () => testsInFreshPage(async (p) => {
+    const problems = async (pattern) => {
+      await p.waitForFunction(([id, source]) => new RegExp(source).test(document.querySelector(`[data-testid="${id}"]`)?.textContent ?? ''),
+        ['errors', pattern.source], { timeout: 5_000 });
+      return text(p, 'errors');
+    };
+    await p.fill($('editor'), 'x = 1\n    y = 2\n');
+    assert.match(await problems(/unexpected indent/), /^Line 2:5 unexpected indent/);
+    assert.equal(await p.locator('.gutter .error-line').innerText(), '2', 'the error line is marked');
+    await p.fill($('editor'), 'if True:\n\tx = 1\n        y = 2\n');
+    assert.match(await problems(/tabs and spaces/), /^Line 3:9 inconsistent use of tabs and spaces in indentation/);
+    await p.fill($('editor'), 'total = sum([1, 2\nprint(total)\n');
+    assert.match(await problems(/never closed/), /^Line 1:13 `\[` was never closed/);
+    // CPython agrees, and a program that did not run offers nothing to step through.
+    await p.click($('run'));
+    await outcomeMatches(p, /syntax error on line 1: '\[' was never closed/);
+    assert.equal(await p.locator($('step-into')).isVisible(), false, 'no step controls for a program that did not run');
+    await shot(p, '12-syntax-error-run');
+  }));
+
+  await check('a phone (390×844): the header wraps, nothing is off-screen, the editor is wide', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const p = await context.newPage();
+    try {
+      await p.goto(`${BASE}/`);
+      await p.waitForSelector('.highlight .tok-keyword');
+      const fits = async (where) => {
+        const width = await p.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(width <= 390, `${where}: the page is ${width} px wide`);
+        for (const id of ['share', 'theme', 'present', 'run']) {
+          const box = await p.locator($(id)).boundingBox();
+          assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `${where}: ${id} is off-screen`);
+        }
+      };
+      await fits('before a run');
+      const editor = await p.locator('.code-scroll').boundingBox();
+      assert.ok(editor.width >= 300, `the editor is ${editor.width} px wide`);
+      await shot(p, '16-phone');
+      await runProgram(p);
+      await p.click($('step-over'));
+      await fits('stepping');
+      const boxes = await p.$$eval('.inspectors > .inspector', (els) => els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return [r.left, r.top, r.right, r.bottom];
+      }));
+      for (let i = 0; i < boxes.length; i += 1) {
+        for (let j = i + 1; j < boxes.length; j += 1) {
+          const [a, b] = [boxes[i], boxes[j]];
+          const apart = a[2] <= b[0] || b[2] <= a[0] || a[3] <= b[1] || b[3] <= a[1];
+          assert.ok(apart, `inspectors ${i} and ${j} overlap`);
+        }
+      }
+      await p.locator($('variables')).scrollIntoViewIfNeeded();
+      await shot(p, '17-phone-debugger');
+    } finally {
+      await context.close();
+    }
+  });
+
   if (BENCH) {
     await check('time to interactive', async () => {
       const runs = 5;
