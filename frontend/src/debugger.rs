@@ -241,6 +241,14 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
         }
     };
 
+    // The output box shows its newest lines, as a terminal does.
+    let stdout_ref = NodeRef::<leptos::html::Pre>::new();
+    Effect::new(move |_| {
+        at_stop.track();
+        if let Some(pre) = stdout_ref.get() {
+            request_animation_frame(move || pre.set_scroll_top(pre.scroll_height()));
+        }
+    });
     let vars_session = Arc::clone(&session);
     let tree_session = Arc::clone(&session);
 
@@ -391,7 +399,9 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                 ></section>
                 <section class="inspector output" aria-labelledby="output-heading">
                     <h3 id="output-heading">"Output so far"</h3>
-                    <pre class="stdout" data-testid="stdout">{stop_text(at_stop, |v| v.stdout.clone())}</pre>
+                    <pre class="stdout" data-testid="stdout" node_ref=stdout_ref>
+                        {stop_text(at_stop, |v| v.stdout.clone())}
+                    </pre>
                     {when(stop_flag(at_stop, |v| !v.stderr.is_empty()), move || {
                         view! { <pre class="stderr" data-testid="stderr">{stop_text(at_stop, |v| v.stderr.clone())}</pre> }
                     })}

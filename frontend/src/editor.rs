@@ -208,6 +208,18 @@ pub fn patch_lines(pre: &web_sys::Element, changes: &Changes, lines: &[String]) 
     }
 }
 
+/// The indentation a new line starts with after `before` (the text up to the caret): the
+/// current line's, one level deeper after a block header's `:`.
+pub fn indent_after_newline(before: &str) -> String {
+    let line = before.rsplit('\n').next().unwrap_or_default();
+    let mut indent: String = line.chars().take_while(|c| matches!(c, ' ' | '\t')).collect();
+    let code = line.split('#').next().unwrap_or_default().trim_end();
+    if code.ends_with(':') {
+        indent.push_str(&" ".repeat(INDENT));
+    }
+    indent
+}
+
 /// Replaces `[start, end)` (UTF-16) with `text` the way typing would, so the browser's
 /// undo stack keeps it; falls back to a plain replacement where `insertText` is missing.
 fn insert_text(textarea: &HtmlTextAreaElement, start: u32, end: u32, text: &str) -> bool {
@@ -301,6 +313,27 @@ pub fn CodeEditor(
         }
         match ev.key().as_str() {
             "Escape" => tab_moves_focus.set(true),
+            "Enter" if !ev.shift_key() && !ev.alt_key() => {
+                let Some(area) = textarea.get_untracked() else { return };
+                let (start, end) = (
+                    area.selection_start().ok().flatten().unwrap_or(0),
+                    area.selection_end().ok().flatten().unwrap_or(0),
+                );
+                let units: Vec<u16> = area.value().encode_utf16().take(start as usize).collect();
+                let indent = indent_after_newline(&String::from_utf16_lossy(&units));
+                // No indentation to carry: the browser's own Enter.
+                if indent.is_empty() {
+                    return;
+                }
+                ev.prevent_default();
+                let text = format!("\n{indent}");
+                if !insert_text(&area, start, end, &text) {
+                    let caret = start + text.len() as u32;
+                    let _ = area.set_selection_range(caret, caret);
+                    typed.set_value(true);
+                    code.set(area.value());
+                }
+            }
             "F9" => {
                 // The keyboard's way to the gutter: toggle a breakpoint on the caret's line.
                 ev.prevent_default();
@@ -496,6 +529,15 @@ mod tests {
         shift_breakpoints(&breakpoints.iter().copied().collect(), &changes, old, new)
             .into_iter()
             .collect()
+    }
+
+    #[test]
+    fn enter_keeps_the_indentation_and_indents_after_a_colon() {
+        assert_eq!(indent_after_newline("x = 1"), "");
+        assert_eq!(indent_after_newline("def f(x):"), "    ");
+        assert_eq!(indent_after_newline("def f(x):\n    if x:  # positive"), "        ");
+        assert_eq!(indent_after_newline("def f(x):\n    return x"), "    ");
+        assert_eq!(indent_after_newline("\tfor i in y:"), "\t    ");
     }
 
     #[test]

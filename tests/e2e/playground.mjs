@@ -369,6 +369,22 @@ try {
     await p.keyboard.press('ArrowLeft');
     assert.equal(await text(p, 'position'), at, 'Left steps back');
 
+    // Enter keeps the indentation, one level deeper after a colon.
+    await p.fill($('editor'), '');
+    await p.locator($('editor')).focus();
+    await p.keyboard.type('for i in range(60):');
+    await p.keyboard.press('Enter');
+    await p.keyboard.type('print(i)');
+    assert.equal(await p.locator($('editor')).inputValue(), 'for i in range(60):\n    print(i)');
+    // The output box follows the newest line.
+    await p.click($('run'));
+    await outcomeMatches(p, /finished after 1\d\d steps/);
+    await p.click($('continue'));
+    await p.waitForFunction((id) => {
+      const out = document.querySelector(`[data-testid="${id}"]`);
+      return out && out.scrollHeight > out.clientHeight && out.scrollTop + out.clientHeight >= out.scrollHeight - 2;
+    }, 'stdout', { timeout: 5_000 });
+
     await p.fill($('editor'), 'name = input("Your name? ")\nprint("Hello", name)\n');
     await p.fill($('stdin'), '');
     await p.click($('run'));

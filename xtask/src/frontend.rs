@@ -209,7 +209,8 @@ fn toml_string_value(text: &str, key: &str) -> Option<String> {
 /// test` fails above it, so the bundle cannot regrow silently. A ratchet: lower it whenever
 /// the bundle shrinks, down to [`PLAYGROUND_WASM_TARGET`].
 /// Raised from 1,040,000 for issue 14 (autosave and undo, the crash notice, the end and
-/// error states, the CPython-style indentation and bracket checker): 1,049,396 bytes then.
+/// error states, the CPython-style indentation and bracket checker, auto-indent, output
+/// following its newest line): 1,054,179 bytes then.
 pub(crate) const PLAYGROUND_WASM_BUDGET: u64 = 1_056_000;
 /// Issue 3's size target for the playground's wasm: under 1 MB.
 pub(crate) const PLAYGROUND_WASM_TARGET: u64 = 1_000_000;

@@ -7,6 +7,7 @@ mod llm;
 mod postgres;
 mod project;
 mod setup;
+mod soak;
 mod test;
 
 use std::process::ExitCode;
@@ -71,6 +72,19 @@ enum Task {
         #[arg(long, default_value_t = 512)]
         prompt_tokens: u32,
     },
+    /// Bounded mixed load on loopback (classroom clients, hostile programs, uploads,
+    /// cancels, silent connections): p50/p99 latency, server RSS, leftover processes.
+    Soak {
+        /// How long the load runs.
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
+        /// Classroom clients tracing small programs.
+        #[arg(long, default_value_t = 30)]
+        clients: usize,
+        /// Soak a release build (as deployed) instead of the debug build.
+        #[arg(long)]
+        release: bool,
+    },
     /// Run the criterion benchmarks of the workspace.
     Bench {
         /// Arguments for criterion after `--` (e.g. a benchmark name filter).
@@ -99,6 +113,11 @@ fn main() -> ExitCode {
             threads,
             prompt_tokens,
         } => llm::bench(&project, python, threads, prompt_tokens),
+        Task::Soak {
+            minutes,
+            clients,
+            release,
+        } => soak::soak(&project, minutes, clients, release),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
