@@ -13,14 +13,16 @@ use replayground_shared::share::PlaygroundView;
 use replayground_shared::text::group_thousands;
 
 use crate::api;
-use crate::debugger::{DebuggerPanel, Presenting, Session, is_typing_target, timeline_position, when};
+use crate::debugger::{
+    ADVANCED_KEY, Advanced, DebuggerPanel, Presenting, Session, is_typing_target, timeline_position, when,
+};
 use crate::editor::{CodeEditor, Outline, ProblemList};
 use crate::examples::{EXAMPLES, Example};
 use crate::neural_view::{NeuralMode, NeuralPanel};
 use crate::sharing::{self, LinkTarget};
 use crate::state_tree_view::data_of;
 use crate::syntax::{Analysis, push_escaped};
-use crate::theme::{local_storage, use_theme};
+use crate::theme::{local_storage, stored_flag, use_theme};
 
 /// The program the editor starts with: a call, a loop, output and input, in a few lines.
 pub const EXAMPLE_PROGRAM: &str = r#"def fib(n):
@@ -243,6 +245,8 @@ pub fn App() -> impl IntoView {
     let copied = RwSignal::new(None::<String>);
     let presenting = RwSignal::new(false);
     provide_context(Presenting(presenting));
+    let advanced = RwSignal::new(stored_flag(ADVANCED_KEY));
+    provide_context(Advanced(advanced));
     let toggle_theme = use_theme();
 
     // Open what the address asks for: a fragment view or a short link.
@@ -286,7 +290,7 @@ pub fn App() -> impl IntoView {
                 toggle_presenting();
             }
             "Escape" if presenting.get_untracked() => presenting.set(false),
-            "m" => {
+            "m" if advanced.get_untracked() => {
                 ev.prevent_default();
                 page.neural.on.update(|on| *on = !*on);
             }
@@ -345,7 +349,7 @@ pub fn App() -> impl IntoView {
     let readonly = Signal::derive(move || presenting.get());
 
     view! {
-        <div class="app" class:presenting=move || presenting.get()>
+        <div class="app" class:presenting=move || presenting.get() class:advanced=move || advanced.get()>
             <header class="site-header">
                 <div class="brand">
                     <h1>"Replayground"</h1>

@@ -43,6 +43,14 @@ impl Session {
 #[derive(Debug, Clone, Copy)]
 pub struct Presenting(pub RwSignal<bool>);
 
+/// Whether the "Advanced" controls are shown: pdb's commands and neural mode. Beginners
+/// get Prev and Next until they open it; the choice is remembered.
+#[derive(Debug, Clone, Copy)]
+pub struct Advanced(pub RwSignal<bool>);
+
+/// Where the choice of the variables' view (table or heap diagram) is remembered.
+const HEAP_VIEW_KEY: &str = "replayground-heap-diagram";
+
 /// A debugger button: the action it applies and its keyboard shortcut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Control {
@@ -53,16 +61,36 @@ pub struct Control {
     /// pdb's letter for forward actions, the capital letter (Shift) for their reverse.
     pub key: &'static str,
     pub test_id: &'static str,
+    /// `simple` (Prev and Next, shown until "Advanced" is opened) or `pdb` (shown after).
+    pub class: &'static str,
 }
 
-/// Reverse actions first (they sit left of the forward ones, like a media player).
-pub const CONTROLS: [Control; 8] = [
+/// Simple mode's Prev and Next (one event back or forward, into calls), then pdb's
+/// commands: reverse actions first (left of the forward ones, like a media player).
+pub const CONTROLS: [Control; 10] = [
+    Control {
+        action: Action::ReverseStepInto,
+        label: "◀ Prev",
+        help: "Back one step",
+        key: "ArrowLeft",
+        test_id: "prev",
+        class: "simple",
+    },
+    Control {
+        action: Action::StepInto,
+        label: "Next ▶",
+        help: "Forward one step",
+        key: "ArrowRight",
+        test_id: "next",
+        class: "simple",
+    },
     Control {
         action: Action::ReverseContinue,
         label: "Reverse continue",
         help: "Back to the previous breakpoint hit, or the start",
         key: "C",
         test_id: "reverse-continue",
+        class: "pdb reverse",
     },
     Control {
         action: Action::ReverseStepReturn,
@@ -70,6 +98,7 @@ pub const CONTROLS: [Control; 8] = [
         help: "Back to the call of this function",
         key: "R",
         test_id: "step-back-return",
+        class: "pdb reverse",
     },
     Control {
         action: Action::ReverseStepOver,
@@ -77,6 +106,7 @@ pub const CONTROLS: [Control; 8] = [
         help: "Back to the previous line of this function",
         key: "N",
         test_id: "step-back-over",
+        class: "pdb reverse",
     },
     Control {
         action: Action::ReverseStepInto,
@@ -84,6 +114,7 @@ pub const CONTROLS: [Control; 8] = [
         help: "Back one event",
         key: "b",
         test_id: "step-back",
+        class: "pdb reverse",
     },
     Control {
         action: Action::StepInto,
@@ -91,6 +122,7 @@ pub const CONTROLS: [Control; 8] = [
         help: "pdb step: the very next event",
         key: "s",
         test_id: "step-into",
+        class: "pdb forward",
     },
     Control {
         action: Action::StepOver,
@@ -98,6 +130,7 @@ pub const CONTROLS: [Control; 8] = [
         help: "pdb next: the next line of this function",
         key: "n",
         test_id: "step-over",
+        class: "pdb forward",
     },
     Control {
         action: Action::StepReturn,
@@ -105,6 +138,7 @@ pub const CONTROLS: [Control; 8] = [
         help: "pdb return: run until this function returns",
         key: "r",
         test_id: "step-return",
+        class: "pdb forward",
     },
     Control {
         action: Action::Continue,
@@ -112,6 +146,7 @@ pub const CONTROLS: [Control; 8] = [
         help: "pdb continue: run to the next breakpoint or the end",
         key: "c",
         test_id: "continue",
+        class: "pdb forward",
     },
 ];
 
@@ -152,6 +187,8 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
     // The activation picked in the call stack; `None` follows the innermost frame.
     let inspected = RwSignal::new(None::<u32>);
     let expanded = RwSignal::new(HashSet::<String>::new());
+    let diagram = RwSignal::new(crate::theme::stored_flag(HEAP_VIEW_KEY));
+    let advanced = use_context::<Advanced>().map_or_else(|| RwSignal::new(true), |a| a.0);
     let at_stop = {
         let session = Arc::clone(&session);
         Memo::new(move |_| StopView::at(&session.tree, stop.get()))
@@ -209,10 +246,15 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
     });
     on_cleanup(move || shortcuts.remove());
     // A new run puts the keyboard on the debugger (n, s step), unless someone is typing.
-    request_animation_frame(|| {
+    let first_button = if advanced.get_untracked() {
+        r#"[data-testid="step-over"]"#
+    } else {
+        r#"[data-testid="next"]"#
+    };
+    request_animation_frame(move || {
         let document = document();
         if !is_typing_target(document.active_element().map(Into::into))
-            && let Ok(Some(button)) = document.query_selector(r#"[data-testid="step-over"]"#)
+            && let Ok(Some(button)) = document.query_selector(first_button)
             && let Ok(button) = button.dyn_into::<web_sys::HtmlElement>()
         {
             let _ = button.focus();
@@ -226,7 +268,7 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
     } else {
         "outcome problem"
     };
-    let outcome_html = outcome_html(outcome, len, error);
+    let outcome_html = outcome_html(outcome, len, error, loop_hint(&session.tree, &session.code));
 
     let goto_value = RwSignal::new(String::new());
     let goto_error = RwSignal::new(None::<String>);
@@ -271,13 +313,12 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                 {CONTROLS
                     .iter()
                     .map(|control| {
-                        let Control { action, label, help, key, test_id } = *control;
-                        let shortcut = if key.chars().all(char::is_uppercase) {
+                        let Control { action, label, help, key, test_id, class } = *control;
+                        let shortcut = if key.len() == 1 && key.chars().all(char::is_uppercase) {
                             format!("Shift+{key}")
                         } else {
                             key.to_owned()
                         };
-                        let class = if action.is_reverse() { "reverse" } else { "forward" };
                         view! {
                             <button
                                 type="button"
@@ -291,11 +332,25 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                             >
                                 {label}
                                 " "
-                                <kbd aria-hidden="true">{shortcut.clone()}</kbd>
+                                <kbd aria-hidden="true">{key_cap(&shortcut)}</kbd>
                             </button>
                         }
                     })
                     .collect_view()}
+                <button
+                    type="button"
+                    class="advanced-toggle"
+                    data-testid="advanced"
+                    title="pdb's commands (step into, over, out, continue to a breakpoint) and neural mode"
+                    aria-expanded=move || advanced.get().to_string()
+                    on:click=move |_| {
+                        let on = !advanced.get_untracked();
+                        advanced.set(on);
+                        crate::theme::store_flag(ADVANCED_KEY, on);
+                    }
+                >
+                    "Advanced"
+                </button>
             </div>
             <div class="timeline">
                 <label class="visually-hidden" for="timeline">
@@ -393,9 +448,29 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                     aria-labelledby="vars-heading"
                     inner_html=move || {
                         let (stop, previous, inspected) = (stop.get(), previous.get(), inspected.get());
-                        expanded.with_untracked(|expanded| variables_html(&vars_session, stop, previous, inspected, expanded))
+                        let mut html = view_switch_html(diagram.get());
+                        if diagram.get() {
+                            html.push_str(&heap_html(&vars_session, stop, previous, inspected));
+                        } else {
+                            expanded
+                                .with_untracked(|expanded| {
+                                    html.push_str(&variables_html(&vars_session, stop, previous, inspected, expanded));
+                                });
+                        }
+                        html
                     }
-                    on:click=move |ev| expanded.update_untracked(|e| toggle_expanded(&ev, e))
+                    on:click=move |ev| {
+                        if let Some(view) = data_of(&ev, "data-heap-view") {
+                            let on = view == "diagram";
+                            diagram.set(on);
+                            crate::theme::store_flag(HEAP_VIEW_KEY, on);
+                            refocus(&ev, format!(r#"[data-heap-view="{view}"]"#));
+                        } else if let Some(activation) = data_of(&ev, "data-activation").and_then(|a| a.parse().ok()) {
+                            inspected.set(Some(activation));
+                        } else {
+                            expanded.update_untracked(|e| toggle_expanded(&ev, e));
+                        }
+                    }
                 ></section>
                 <section class="inspector output" aria-labelledby="output-heading">
                     <h3 id="output-heading">"Output so far"</h3>
@@ -426,7 +501,7 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
 
 /// The banner about the run as HTML: its summary, a button (`data-jump`) to where a run
 /// that did not end normally is best looked at, and where input goes when it ran out.
-fn outcome_html(outcome: &Outcome, events: usize, error: Option<usize>) -> String {
+fn outcome_html(outcome: &Outcome, events: usize, error: Option<usize>, loop_hint: Option<String>) -> String {
     let mut out = String::new();
     push_escaped(&mut out, &run_summary(outcome, events));
     if let Some(event) = error {
@@ -442,6 +517,11 @@ fn outcome_html(outcome: &Outcome, events: usize, error: Option<usize>) -> Strin
     }
     if let Some(hint) = input_hint(outcome) {
         let _ = write!(out, r#"<span class="hint" data-testid="input-hint">{hint}</span>"#);
+    }
+    if let Some(hint) = loop_hint {
+        out.push_str(r#"<span class="hint" data-testid="loop-hint">"#);
+        push_escaped(&mut out, &hint);
+        out.push_str("</span>");
     }
     out
 }
@@ -475,6 +555,95 @@ pub fn run_summary(outcome: &Outcome, events: usize) -> String {
     }
 }
 
+/// Line events looked at to find the loop a run was stuck in when it hit the step limit.
+const LOOP_WINDOW: usize = 1_000;
+/// A loop shorter than this many rounds is not why a run reached the step limit.
+const LOOP_ROUNDS: usize = 100;
+
+/// For a run stopped by the step limit, the loop it was stuck in: "Lines 2–3 ran 50,000
+/// times; `i` never changed there." The loop is the lines of the last [`LOOP_WINDOW`] line
+/// events of the innermost frame on the stack that repeated them; a name counts when the
+/// loop's first line (a `while` condition) uses it and its value stayed the same over
+/// those events.
+pub fn loop_hint(tree: &StateTree, code: &str) -> Option<String> {
+    let trace = tree.trace();
+    if !matches!(
+        trace.outcome,
+        Outcome::LimitReached {
+            limit: Limit::Events,
+            ..
+        }
+    ) {
+        return None;
+    }
+    let last = trace.events.len().checked_sub(1)?;
+    tree.call_stack(last).into_iter().rev().find_map(|activation| {
+        let lines: Vec<usize> = tree.activations()[activation as usize]
+            .children
+            .iter()
+            .filter_map(|c| match *c {
+                TreeChild::Event(i) if trace.events[i].kind == EventKind::Line => Some(i),
+                _ => None,
+            })
+            .collect();
+        let window = &lines[lines.len().saturating_sub(LOOP_WINDOW)..];
+        let first = window.iter().map(|&i| trace.events[i].line).min()?;
+        let end = window.iter().map(|&i| trace.events[i].line).max()?;
+        let rounds = lines.iter().filter(|&&i| trace.events[i].line == first).count();
+        if rounds < LOOP_ROUNDS {
+            return None;
+        }
+        let header = code
+            .split('\n')
+            .nth((first as usize).saturating_sub(1))
+            .unwrap_or_default();
+        let newest = &trace.events[*window.last()?].locals;
+        let unchanged: Vec<&str> = newest
+            .iter()
+            .filter(|b| {
+                // Functions and classes never change; saying so would not help.
+                let value = trace.value(b.value);
+                !matches!(
+                    value.type_name.as_str(),
+                    "function" | "type" | "module" | "method" | "builtin_function_or_method"
+                ) && window.iter().all(|&i| {
+                    trace.events[i]
+                        .locals
+                        .iter()
+                        .any(|old| old.name == b.name && old.value == b.value)
+                }) && uses_name(header, &b.name)
+            })
+            .map(|b| b.name.as_str())
+            .collect();
+        let place = if first == end {
+            format!("Line {first}")
+        } else {
+            format!("Lines {first}–{end}")
+        };
+        let mut hint = format!("{place} ran {} times", group_thousands(rounds as u64));
+        for (i, name) in unchanged.iter().enumerate() {
+            hint.push_str(if i == 0 { "; `" } else { " and `" });
+            hint.push_str(name);
+            hint.push('`');
+        }
+        hint.push_str(if unchanged.is_empty() {
+            "."
+        } else {
+            " never changed there."
+        });
+        Some(hint)
+    })
+}
+
+/// `name` appears in `line` as a whole identifier.
+fn uses_name(line: &str, name: &str) -> bool {
+    // Bytes of non-ASCII letters count as identifier bytes (no Unicode tables in the wasm).
+    let is_ident = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80;
+    let bytes = line.as_bytes();
+    line.match_indices(name)
+        .any(|(at, _)| !bytes[..at].last().is_some_and(is_ident) && !bytes.get(at + name.len()).is_some_and(is_ident))
+}
+
 /// Where to type the input, when `input()` found none (the `EOFError` is right, but a
 /// beginner needs to know where the input goes).
 pub fn input_hint(outcome: &Outcome) -> Option<&'static str> {
@@ -505,6 +674,43 @@ pub fn error_stop(tree: &StateTree) -> Option<usize> {
     }
 }
 
+/// The key a control shows: arrows as arrows.
+fn key_cap(shortcut: &str) -> String {
+    match shortcut {
+        "ArrowLeft" => "←".to_owned(),
+        "ArrowRight" => "→".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// Where the choice of simple or advanced controls is remembered.
+pub const ADVANCED_KEY: &str = "replayground-advanced";
+
+/// The switch between the variables table and the heap diagram (`data-heap-view` for the
+/// section's click handler).
+fn view_switch_html(diagram: bool) -> String {
+    format!(
+        r#"<div class="view-switch" role="group" aria-label="Show the variables as"><button type="button" data-heap-view="table" data-testid="view-table" aria-pressed="{}">Table</button><button type="button" data-heap-view="diagram" data-testid="view-diagram" aria-pressed="{diagram}">Diagram</button></div>"#,
+        !diagram
+    )
+}
+
+/// Every frame on the stack and the objects they refer to, as an SVG diagram with arrows
+/// (see [`crate::heap`]).
+pub fn heap_html(session: &Session, stop: Stop, previous: Option<Stop>, inspected: Option<u32>) -> String {
+    let model = crate::heap::HeapModel::at(&session.tree, stop, previous, inspected, &session.code);
+    let mut out = String::from(r#"<h3 id="vars-heading">Frames and objects</h3>"#);
+    if model.frames.is_empty() {
+        out.push_str(r#"<p class="empty">Nothing ran.</p>"#);
+        return out;
+    }
+    let layout = crate::heap::Layout::of(&model);
+    out.push_str(r#"<div class="heap-scroll">"#);
+    out.push_str(&crate::heap::svg(&model, &layout));
+    out.push_str("</div>");
+    out
+}
+
 /// The variables of the inspected frame (the innermost one unless another was picked),
 /// values changed by the last move highlighted, as HTML (see [`push_value_html`]).
 #[allow(clippy::implicit_hasher)] // the page's own set, default hasher
@@ -519,18 +725,7 @@ pub fn variables_html(
     let trace = tree.trace();
     // After the end, the module's last event holds the final globals.
     let at_end = stop == Stop::End;
-    let last = || {
-        let root = tree.roots().next()?;
-        tree.activations()[root as usize]
-            .children
-            .iter()
-            .rev()
-            .find_map(|c| match *c {
-                TreeChild::Event(i) => Some(i),
-                TreeChild::Activation(_) => None,
-            })
-    };
-    let Some(index) = stop.event().or_else(last) else {
+    let Some(index) = crate::heap::shown_event(tree, stop) else {
         return r#"<h3 id="vars-heading">Variables</h3><p class="empty">Nothing ran.</p>"#.to_owned();
     };
     let stack = crate::stop_view::call_stack(tree, index);
@@ -641,6 +836,7 @@ mod tests {
         assert_eq!(action_for_key("R"), Some(Action::ReverseStepReturn));
         assert_eq!(action_for_key("C"), Some(Action::ReverseContinue));
         assert_eq!(action_for_key("x"), None);
+        assert_eq!(action_for_key("ArrowRight"), Some(Action::StepInto));
         assert_eq!(action_for_presenter_key("ArrowRight"), Some(Action::StepInto));
     }
 
@@ -691,6 +887,87 @@ mod tests {
             text.contains("after 100,000 steps") && !text.contains("raise the limit"),
             "{text}"
         );
+    }
+
+    /// A module-level loop over lines 2-3 cut off by the step limit after `rounds` rounds,
+    /// `i` bound to value `i_values(round)`.
+    fn stuck_loop(rounds: u32, i_value: fn(u32) -> u32) -> StateTree {
+        use replayground_shared::trace::{Binding, Event, Frame, Shape, Value};
+        let mut trace = replayground_shared::Trace::empty(Outcome::LimitReached {
+            limit: Limit::Events,
+            detail: "100000 events".into(),
+        });
+        trace.frames.push(Frame {
+            function: "<module>".into(),
+            parent: None,
+            depth: 0,
+            is_generator: false,
+            called_from_library: false,
+        });
+        for (repr, type_name) in [("0", "int"), ("1", "int"), ("<function f at 0x1>", "function")] {
+            trace.values.push(Value {
+                repr: repr.into(),
+                type_name: type_name.into(),
+                object_id: 0,
+                shape: Shape::Scalar,
+            });
+        }
+        let event = |kind, line, i: Option<u32>| Event {
+            kind,
+            frame: 0,
+            line,
+            locals: std::iter::once(Binding {
+                name: "f".into(),
+                value: 2,
+            })
+            .chain(i.map(|value| Binding {
+                name: "i".into(),
+                value,
+            }))
+            .collect(),
+            value: None,
+            stdout_len: 0,
+            stderr_len: 0,
+            internal: false,
+            generator_exit: false,
+        };
+        trace.events.push(event(EventKind::Call, 1, None));
+        trace.events.push(event(EventKind::Line, 1, None));
+        for round in 0..rounds {
+            trace.events.push(event(EventKind::Line, 2, Some(i_value(round))));
+            trace.events.push(event(EventKind::Line, 3, Some(i_value(round))));
+        }
+        StateTree::new(trace).unwrap()
+    }
+
+    #[test]
+    fn a_run_stuck_in_a_loop_names_the_loop_and_what_never_changed() {
+        let code = "i = 0\nwhile i < 10:\n    i + f(i)\n";
+        let stuck = stuck_loop(1_200, |_| 0);
+        assert_eq!(
+            loop_hint(&stuck, code).as_deref(),
+            Some("Lines 2–3 ran 1,200 times; `i` never changed there.")
+        );
+        let counting = stuck_loop(1_200, |round| round % 2);
+        assert_eq!(
+            loop_hint(&counting, code).as_deref(),
+            Some("Lines 2–3 ran 1,200 times.")
+        );
+        // A name the loop's condition does not use is not the reason.
+        assert_eq!(
+            loop_hint(&stuck, "i = 0\nwhile True:\n    print(i)\n").as_deref(),
+            Some("Lines 2–3 ran 1,200 times.")
+        );
+        assert_eq!(
+            loop_hint(&stuck_loop(50, |_| 0), code),
+            None,
+            "too few rounds to be the reason"
+        );
+        assert_eq!(
+            loop_hint(&fixture(include_str!("../tests/fixtures/double.json")), code),
+            None
+        );
+        assert!(uses_name("while i < n:", "i") && !uses_name("while items:", "i"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod app;
 pub mod debugger;
 pub mod editor;
 pub mod examples;
+pub mod heap;
 pub mod neural_view;
 pub mod repro;
 pub mod sharing;

@@ -227,8 +227,14 @@ pub fn NeuralPanel(
     });
     on_cleanup(stop_running);
     let toggle = move || mode.on.update(|on| *on = !*on);
+    // Nothing ran (a syntax error): nothing for the model to predict, so no toggle (CSS).
+    let class = if session.tree.is_empty() {
+        "neural nothing-ran"
+    } else {
+        "neural"
+    };
     view! {
-        <div class="neural">
+        <div class=class>
             <button
                 type="button"
                 class="neural-toggle"

@@ -10,6 +10,20 @@ pub fn local_storage() -> Option<web_sys::Storage> {
     window().local_storage().ok().flatten()
 }
 
+/// An on/off setting remembered in localStorage under `key` (off until chosen).
+pub fn stored_flag(key: &str) -> bool {
+    local_storage()
+        .and_then(|s| s.get_item(key).ok().flatten())
+        .is_some_and(|v| v == "1")
+}
+
+/// Remembers an on/off setting (see [`stored_flag`]).
+pub fn store_flag(key: &str, on: bool) {
+    if let Some(storage) = local_storage() {
+        let _ = storage.set_item(key, if on { "1" } else { "0" });
+    }
+}
+
 /// Applies the remembered theme and returns the switch for the page's Theme button.
 pub fn use_theme() -> impl Fn() + Copy + 'static {
     let theme = RwSignal::new(

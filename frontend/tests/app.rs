@@ -273,3 +273,52 @@ async fn share_links_use_the_browsers_deflate_in_shared_shares_format() {
     let damaged = decode_fragment("v1.AAAA").await.unwrap_err();
     assert!(damaged.contains("its contents do not decompress"), "{damaged}");
 }
+
+#[wasm_bindgen_test]
+async fn the_variables_switch_to_a_heap_diagram_and_back_and_the_choice_is_kept() {
+    let root = container();
+    let trace: Trace = serde_json::from_str(include_str!("fixtures/heap.json")).unwrap();
+    let session = Arc::new(Session::new(
+        include_str!("fixtures/heap.py").to_owned(),
+        StateTree::new(trace).unwrap(),
+    ));
+    let stop = session.stop.clone();
+    let breakpoints = RwSignal::new(BTreeSet::new());
+    let panel_session = Arc::clone(&session);
+    let panel = leptos::mount::mount_to(root.clone(), move || {
+        view! { <DebuggerPanel session=Arc::clone(&panel_session) breakpoints /> }
+    });
+    stop.set(Stop::End);
+    settle().await;
+    assert!(root.query_selector("[data-testid=\"heap\"]").unwrap().is_none());
+
+    by_test_id::<HtmlElement>(&root, "view-diagram").click();
+    settle().await;
+    let svg: web_sys::Element = by_test_id(&root, "heap");
+    let titles: Vec<String> = (0..svg.query_selector_all("g.object > text.title").unwrap().length())
+        .filter_map(|i| svg.query_selector_all("g.object > text.title").unwrap().item(i))
+        .filter_map(|n| n.text_content())
+        .collect();
+    assert!(titles.contains(&"function average(xs)".to_owned()), "{titles:?}");
+    assert!(titles.contains(&"class Node".to_owned()), "{titles:?}");
+    assert_eq!(svg.query_selector_all("path.ref").unwrap().length(), 9);
+    assert!(root.query_selector("[data-testid=\"variables\"]").unwrap().is_none());
+
+    // A new panel (the next run) opens in the diagram again.
+    drop(panel);
+    let again = container_keeping_storage();
+    let _panel = leptos::mount::mount_to(again.clone(), move || view! { <DebuggerPanel session breakpoints /> });
+    settle().await;
+    assert!(again.query_selector("[data-testid=\"heap\"]").unwrap().is_some());
+    by_test_id::<HtmlElement>(&again, "view-table").click();
+    settle().await;
+    assert!(again.query_selector("[data-testid=\"heap\"]").unwrap().is_none());
+    assert!(again.query_selector("[data-testid=\"variables\"]").unwrap().is_some());
+}
+
+/// A fresh element that keeps what earlier mounts saved in localStorage.
+fn container_keeping_storage() -> HtmlElement {
+    let div = document().create_element("div").unwrap();
+    document().body().unwrap().append_child(&div).unwrap();
+    div.unchecked_into()
+}

@@ -25,8 +25,11 @@ export function launchChromium() {
 export const $ = (id) => `[data-testid="${id}"]`;
 
 let failures = 0;
+// E2E_ONLY=regex runs only the checks whose names match (those that need no earlier check).
+const only = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY) : null;
 /** Runs one named check; a failure is printed and counted, and the next check runs. */
 export async function check(name, body) {
+  if (only && !only.test(name)) return;
   const started = Date.now();
   try {
     await body();

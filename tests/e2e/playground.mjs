@@ -5,7 +5,9 @@
 // Screenshots of each view go to tests/artifacts/ (git-ignored). With --bench it also
 // measures time to interactive, as a ratio to fetching index.html in the same run.
 import assert from 'node:assert/strict';
-import { $, ARTIFACTS, BASE, check, launchChromium, failed, shot } from './harness.mjs';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { $, ARTIFACTS, BASE, ROOT, check, launchChromium, failed, shot } from './harness.mjs';
 
 const BENCH = process.argv.includes('--bench');
 
@@ -28,8 +30,16 @@ print(total)
 `;
 const BROKEN = PROGRAM.replace('total = 0', 'total = = 0');
 
-async function openPage(browser, url = `${BASE}/`) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+// Most checks are a returning user who opened "Advanced" (pdb's commands, neural mode);
+// the simple-mode check starts as a first visit.
+const ADVANCED_KEY = 'replayground-advanced';
+async function openPage(browser, url = `${BASE}/`, { advanced = true, viewport = { width: 1280, height: 720 } } = {}) {
+  const context = await browser.newContext({ viewport });
+  if (advanced) {
+    await context.addInitScript((key) => {
+      if (localStorage.getItem(key) === null) localStorage.setItem(key, '1');
+    }, ADVANCED_KEY);
+  }
   const page = await context.newPage();
   page.on('pageerror', (e) => console.log(`page error: ${e}`));
   await page.goto(url);
@@ -445,7 +455,7 @@ try {
       assert.ok(editor.width >= 300, `the editor is ${editor.width} px wide`);
       await shot(p, '16-phone');
       await runProgram(p);
-      await p.click($('step-over'));
+      await p.click($('next'));
       await fits('stepping');
       const boxes = await p.$$eval('.inspectors > .inspector', (els) => els.map((e) => {
         const r = e.getBoundingClientRect();
@@ -464,6 +474,189 @@ try {
       await context.close();
     }
   });
+
+  // The heap fixture of the frontend's unit tests (frontend/tests/fixtures/heap.py).
+  const HEAP_PROGRAM = readFileSync(path.join(ROOT, 'frontend/tests/fixtures/heap.py'), 'utf8');
+  const heapBoxes = (p, kind) => p.$$eval(`[data-testid="heap"] g.${kind} > text.title`, (ts) => ts.map((t) => t.textContent));
+
+  await check('the heap diagram: frames left, objects right, arrows for references, aliasing and mutation', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), HEAP_PROGRAM);
+    await p.fill($('stdin'), '');
+    await runProgram(p);
+    assert.equal(await p.locator($('heap')).count(), 0, 'the table is the default');
+    await p.click($('view-diagram'));
+    await p.waitForSelector($('heap'));
+    assert.equal(await p.locator($('view-diagram')).getAttribute('aria-pressed'), 'true');
+    assert.equal(await p.locator($('call-stack')).isVisible(), false, 'the diagram shows the frames itself');
+    // To the append (line 16): then step over it, and the list's new row is highlighted.
+    await p.click('[aria-label="Breakpoint on line 16"]');
+    await p.click($('continue'));
+    assert.equal(await text(p, 'current-line'), '16');
+    assert.deepEqual(await heapBoxes(p, 'frame'), ['Global frame']);
+    const objects = await heapBoxes(p, 'object');
+    for (const title of ['function average(xs)', 'class Node', 'list', 'tuple', 'dict', 'Node']) {
+      assert.ok(objects.includes(title), `${title} in ${objects}`);
+    }
+    assert.ok(!objects.some((t) => t.includes('0x')), `no addresses: ${objects}`);
+    assert.equal(objects.filter((t) => t === 'list').length, 1, 'nums and alias are one list');
+    // Arrows: average, Node, nums, alias, pair, ages, head, the tuple's list, head.next.
+    assert.equal(await p.locator(`${$('heap')} path.ref`).count(), 9);
+    // Arrows end on a box's left side, or loop round into its right side.
+    const listArrows = await p.$eval($('heap'), (svg) => {
+      const list = [...svg.querySelectorAll('g.object')].find((g) => g.querySelector('.title').textContent === 'list');
+      const box = list.querySelector('rect.box');
+      const [x, y, w] = ['x', 'y', 'width'].map((a) => Number(box.getAttribute(a)));
+      return [...svg.querySelectorAll('path.ref')].filter((path) => {
+        const [ex, ey] = path.getAttribute('d').split(/[ MC]/).filter(Boolean).slice(-2).map(Number);
+        return (ex === x || ex === x + w) && ey > y && ey < y + 24;
+      }).length;
+    });
+    assert.equal(listArrows, 3, 'three arrows end at the list: nums, alias and the tuple');
+    await p.click($('step-over'));
+    assert.equal(await p.locator(`${$('heap')} .object .cell.changed`).count(), 1, 'the appended item is marked');
+    await shot(p, '18-heap-diagram');
+    // Inside average(): a second frame whose xs points at the same list.
+    await p.click($('step-into'));
+    await p.click($('step-into'));
+    assert.deepEqual(await heapBoxes(p, 'frame'), ['Global frame', 'average()']);
+    assert.equal(await p.locator(`${$('heap')} g.frame.current text.title`).textContent(), 'average()');
+    // The choice is remembered.
+    await p.reload();
+    await p.waitForSelector('.highlight .tok-keyword');
+    await runProgram(p);
+    await p.waitForSelector($('heap'));
+    await p.click($('view-table'));
+    assert.equal(await p.locator($('heap')).count(), 0);
+    assert.ok(await p.locator($('variables')).isVisible());
+  }));
+
+  await check('the heap diagram shows recursion as a frame per call, and on a phone', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), 'def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n\n\nprint(fact(4))\n');
+    await runProgram(p);
+    await p.click($('view-diagram'));
+    await p.click('[aria-label="Breakpoint on line 3"]');
+    await p.click($('continue'));
+    assert.deepEqual(await heapBoxes(p, 'frame'), ['Global frame', 'fact()', 'fact()', 'fact()', 'fact()']);
+    assert.deepEqual(await heapBoxes(p, 'object'), ['function fact(n)']);
+    await shot(p, '19-heap-recursion');
+    await p.setViewportSize({ width: 390, height: 844 });
+    await p.locator($('heap')).scrollIntoViewIfNeeded();
+    const width = await p.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 390, `the page is ${width} px wide with the diagram`);
+    await shot(p, '20-heap-phone');
+  }));
+
+  // 150 objects: three lists of 50 instances (the tracer records 50 items per container).
+  const MANY_OBJECTS = `class Point:
+    def __init__(self, x):
+        self.x = x
+
+
+a = [Point(i) for i in range(50)]
+b = [Point(i) for i in range(50, 100)]
+c = [Point(i) for i in range(100, 150)]
+done = True
+`;
+  await check('the heap diagram draws 150 objects (and times it against the table with --bench)', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), MANY_OBJECTS);
+    await runProgram(p);
+    await p.locator('h1').click();
+    await p.keyboard.press('c');
+    await p.waitForFunction((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent === 'end', 'current-line');
+    await p.click($('view-diagram'));
+    await p.waitForSelector($('heap'));
+    assert.equal(await p.locator(`${$('heap')} g.object`).count(), 1 + 3 + 150, 'a class, three lists, 150 points');
+    assert.equal(await p.locator(`${$('heap')} path.ref`).count(), 4 + 150);
+    await shot(p, '21-heap-150-objects');
+    if (!BENCH) return;
+    // Switching view re-renders the whole panel: time each view, alternating, in one page.
+    const time = (id) => p.evaluate((testId) => new Promise((done) => {
+      const t0 = performance.now();
+      document.querySelector(`[data-testid="${testId}"]`).click();
+      requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
+    }), id);
+    const median = (xs) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const table = [];
+    const diagram = [];
+    for (let i = 0; i < 9; i += 1) {
+      table.push(await time('view-table'));
+      diagram.push(await time('view-diagram'));
+    }
+    // Stepping with the diagram open (each step re-renders it) against the table.
+    const step = (key) => p.evaluate((k) => new Promise((done) => {
+      const t0 = performance.now();
+      window.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true }));
+      requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
+    }), key);
+    const steps = async () => {
+      const out = [];
+      for (let i = 0; i < 5; i += 1) { out.push(await step('b')); out.push(await step('s')); }
+      return median(out);
+    };
+    const diagramStep = await steps();
+    await p.click($('view-table'));
+    const tableStep = await steps();
+    const [t, d] = [median(table), median(diagram)];
+    console.log(`bench: 150-object heap: diagram ${d.toFixed(1)} ms, table ${t.toFixed(1)} ms to render (ratio ${(d / t).toFixed(2)}); a step with the diagram ${diagramStep.toFixed(1)} ms, with the table ${tableStep.toFixed(1)} ms (ratio ${(diagramStep / tableStep).toFixed(2)}); medians of 9 and 10, render to next frame`);
+  }));
+
+  await check('simple mode: Prev and Next first, pdb and neural mode under Advanced, remembered', async () => {
+    const p = await openPage(browser, `${BASE}/`, { advanced: false });
+    try {
+      await p.fill($('editor'), PROGRAM);
+      await runProgram(p);
+      for (const id of ['prev', 'next', 'advanced']) assert.ok(await p.locator($(id)).isVisible(), `${id} is shown`);
+      for (const id of ['step-over', 'continue', 'neural-toggle']) assert.equal(await p.locator($(id)).isVisible(), false, `${id} waits under Advanced`);
+      assert.equal(await p.locator($('advanced')).getAttribute('aria-expanded'), 'false');
+      await shot(p, '22-simple-mode');
+      await p.click($('next'));
+      assert.equal(await text(p, 'current-line'), '6');
+      await p.click($('prev'));
+      assert.equal(await text(p, 'current-line'), '1');
+      await p.click($('advanced'));
+      for (const id of ['step-over', 'continue', 'neural-toggle']) assert.ok(await p.locator($(id)).isVisible(), `${id} under Advanced`);
+      assert.equal(await p.locator($('next')).isVisible(), false);
+      await p.reload();
+      await p.waitForSelector('.highlight .tok-keyword');
+      await runProgram(p);
+      assert.ok(await p.locator($('step-over')).isVisible(), 'Advanced stays open after a reload');
+      // A program that did not run has nothing for the model to predict.
+      await p.fill($('editor'), 'x = 5\nif x > 3\n    print("big")\n');
+      await p.click($('run'));
+      await outcomeMatches(p, /syntax error/);
+      assert.equal(await p.locator($('neural-toggle')).isVisible(), false, 'no Neural toggle after a syntax error');
+    } finally {
+      await p.context().close();
+    }
+  });
+
+  await check('a run stuck in a loop says which lines and what never changed', () => testsInFreshPage(async (p) => {
+    await p.fill($('editor'), 'i = 0\nwhile i < 10:\n    total = i * 2\n');
+    await p.click($('run'));
+    await outcomeMatches(p, /step limit/);
+    assert.match(await text(p, 'loop-hint'), /^Lines 2–3 ran [\d,]+ times; `i` never changed there\.$/);
+  }));
+
+  await check('presentation mode: a long line shows that it goes on, and scrolls', () => testsInFreshPage(async (p) => {
+    const long = `message = "${'a very long line of text '.repeat(8)}"`;
+    await p.fill($('editor'), `x = 1\n${long}\nprint(len(message))\n`);
+    await runProgram(p);
+    await p.locator('h1').click();
+    await p.keyboard.press('p');
+    await p.keyboard.press('ArrowRight');
+    const box = await p.locator('.code-scroll').evaluate((e) => ({
+      scrollable: e.scrollWidth > e.clientWidth,
+      attachment: getComputedStyle(e).backgroundAttachment,
+      bottom: e.getBoundingClientRect().bottom,
+    }));
+    assert.ok(box.scrollable, 'the long line is wider than the editor');
+    // Headless Chromium draws no scrollbars: the right-edge shadow is what shows the rest.
+    assert.match(box.attachment, /local.*scroll/, 'a shadow marks the cut-off lines');
+    assert.ok(box.bottom <= 720, `the editor's scrollbar is on screen (the editor ends at ${box.bottom})`);
+    await shot(p, '23-presentation-long-line');
+    await p.locator('.code-scroll').evaluate((e) => { e.scrollLeft = e.scrollWidth; });
+    await shot(p, '23b-presentation-long-line-scrolled');
+  }));
 
   if (BENCH) {
     await check('time to interactive', async () => {
