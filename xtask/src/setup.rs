@@ -15,7 +15,8 @@ use crate::project::{Project, format_duration, probe, run};
 /// the sandbox, chromium + chromium-driver for browser tests, python3 for the tracer,
 /// postgresql for the throwaway database the store tests also run on, python3-numpy for the
 /// reproduction agent's numpy bugs (Debian's, so the sandboxed /usr/bin/python3 sees it).
-const DEBIAN_PACKAGES: [&str; 9] = [
+/// python3-venv makes `--with dl`'s environment.
+const DEBIAN_PACKAGES: [&str; 10] = [
     "clang",
     "lld",
     "llvm",
@@ -25,6 +26,7 @@ const DEBIAN_PACKAGES: [&str; 9] = [
     "python3",
     "postgresql",
     "python3-numpy",
+    "python3-venv",
 ];
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// trunk 0.22 needs a newer rustc than these machines have.
@@ -38,7 +40,8 @@ pub(crate) fn setup(project: &Project) -> Result<()> {
     setup_with(project, &[])
 }
 
-/// `with`: opt-in code LLMs beside the default one (`--with qwen-1.5b`).
+/// `with`: opt-in code LLMs beside the default one (`--with qwen-1.5b`), and the
+/// deep-learning frameworks (`--with dl`).
 pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     let started = Instant::now();
     debian_packages()?;
@@ -48,8 +51,12 @@ pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     binaryen(project)?;
     playwright_core(project)?;
     embedding_model(project)?;
-    crate::llm::install_models(project, with)?;
+    let (frameworks, models): (Vec<String>, Vec<String>) = with.iter().cloned().partition(|w| w == "dl");
+    crate::llm::install_models(project, &models)?;
     ruff(project)?;
+    if !frameworks.is_empty() {
+        crate::dl::install(project)?;
+    }
     println!("setup: done in {}", format_duration(started.elapsed()));
     Ok(())
 }
