@@ -399,7 +399,7 @@ impl Bubblewrap {
             ]
             .map(OsString::from),
         );
-        args.push(job.program.clone().into_os_string());
+        args.push(program_path(&job.program).into_os_string());
         args.extend(job.args.iter().cloned());
         args
     }
@@ -438,7 +438,14 @@ impl Bubblewrap {
                 }
             }
         }
-        let program = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+        let program = program_path(program);
+        if let Some(venv) = virtual_environment(&program) {
+            // A virtual environment (`cargo xtask setup --with dl`'s `.tools/dl`): its
+            // folder holds the packages, its interpreter links to one in /usr or a prefix.
+            let venv = venv.into_os_string();
+            args.extend([OsString::from("--ro-bind"), venv.clone(), venv]);
+        }
+        let program = std::fs::canonicalize(&program).unwrap_or(program);
         if !program.starts_with("/usr") {
             // An interpreter installed elsewhere (/opt/python/bin/python3): its prefix.
             if let Some(prefix) = program.parent().and_then(Path::parent).filter(|p| p != &Path::new("/")) {
@@ -751,6 +758,24 @@ async fn sweep_uid(uid: u32) -> usize {
 /// Pids of live (not zombie) processes whose real uid is `uid`.
 pub fn processes_of_uid(uid: u32) -> Vec<u32> {
     posix::processes_of_uid(uid)
+}
+
+/// The program as the sandbox runs it: a relative path with a folder in it
+/// (`.tools/dl/bin/python`) is made absolute, since the sandbox starts in its own /tmp;
+/// a bare name is looked up on the sandbox's PATH.
+fn program_path(program: &Path) -> PathBuf {
+    if program.is_relative() && program.components().count() > 1 {
+        std::path::absolute(program).unwrap_or_else(|_| program.to_path_buf())
+    } else {
+        program.to_path_buf()
+    }
+}
+
+/// The virtual environment whose interpreter `program` is (`<venv>/bin/python`, with
+/// `<venv>/pyvenv.cfg`), if it is one.
+fn virtual_environment(program: &Path) -> Option<PathBuf> {
+    let root = program.parent()?.parent()?;
+    root.join("pyvenv.cfg").is_file().then(|| root.to_path_buf())
 }
 
 fn find_executable(name: &Path) -> Option<PathBuf> {

@@ -347,3 +347,37 @@ async fn back_to_back_jobs_on_one_uid_leave_no_zombies() {
         assert_eq!(report.termination, Termination::Exited(0), "job {i}: {}", report.stderr);
     }
 }
+
+#[tokio::test]
+async fn a_virtual_environments_packages_are_importable_read_only() {
+    let Some(bwrap) = bubblewrap() else { return };
+    let _serial = SERIAL.lock().await;
+    // As `cargo xtask setup --with dl` makes one: a venv whose interpreter links into /usr.
+    let dir = tempfile::Builder::new()
+        .prefix("sandbox-venv-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let venv = dir.path().join("dl");
+    let made = std::process::Command::new(DEFAULT_PYTHON)
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(made.success(), "python3 -m venv failed");
+    let site = glob_one(&venv.join("lib"), "site-packages");
+    std::fs::write(site.join("only_in_the_venv.py"), "ANSWER = 42\n").unwrap();
+    let python = venv.join("bin/python");
+    let tracer = Tracer::new(Arc::clone(&bwrap) as Arc<dyn Sandbox>, &python, quick_limits());
+    let code = "import only_in_the_venv, sys\nprint(only_in_the_venv.ANSWER, sys.prefix != sys.base_prefix)\ntry:\n    open(only_in_the_venv.__file__, 'a')\n    print('wrote')\nexcept OSError:\n    print('read-only')\n";
+    let run = tracer.run(code, "", &quick_limits()).await.expect("the sandbox starts");
+    assert_eq!(run.trace.outcome, Outcome::Finished, "{:?}", run.trace.stderr);
+    assert_eq!(run.trace.stdout, "42 True\nread-only\n");
+}
+
+/// `parent/python3.X/name`: a venv has one `python3.X` folder under `lib`.
+fn glob_one(parent: &std::path::Path, name: &str) -> PathBuf {
+    let version = std::fs::read_dir(parent).unwrap().flatten().next().unwrap().path();
+    let found = version.join(name);
+    assert!(found.is_dir(), "no {}", found.display());
+    found
+}

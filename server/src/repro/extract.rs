@@ -206,6 +206,20 @@ fn has_keras_fit_keyword(call: Node<'_>, source: &[u8]) -> bool {
     })
 }
 
+/// The top-level packages a script imports (`torch` for `from torch.nn import Linear`),
+/// relative imports left out; empty when the code does not parse.
+pub fn imported_packages(code: &str) -> HashSet<String> {
+    let mut packages = HashSet::new();
+    if let Some(tree) = parse(code) {
+        walk_imports(tree.root_node(), code.as_bytes(), &mut |import| {
+            if !import.module.starts_with('.') {
+                packages.extend(import.module.split('.').next().map(str::to_owned));
+            }
+        });
+    }
+    packages
+}
+
 fn imports_keras(root: Node<'_>, source: &[u8]) -> bool {
     let mut found = false;
     walk_imports(root, source, &mut |import| {

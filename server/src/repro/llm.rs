@@ -41,46 +41,8 @@ use replayground_llm::{GenerationParams, LocalLlm};
 use crate::neural::model::Qwen2Config;
 use crate::sandbox::BoxFuture;
 
-/// Who says a message of a chat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::System => "system",
-            Self::User => "user",
-            Self::Assistant => "assistant",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    pub role: Role,
-    pub content: String,
-}
-
-impl ChatMessage {
-    pub fn system(content: impl Into<String>) -> Self {
-        Self {
-            role: Role::System,
-            content: content.into(),
-        }
-    }
-
-    pub fn user(content: impl Into<String>) -> Self {
-        Self {
-            role: Role::User,
-            content: content.into(),
-        }
-    }
-}
+/// The chat types of the embedded runtime serve every backend.
+pub use replayground_llm::{ChatMessage, Role};
 
 /// What the agent asks a model to do; [`ScriptedLlm`] answers by task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -371,20 +333,6 @@ impl Llm for OpenAiLlm {
     }
 }
 
-/// The Qwen chat template: `<|im_start|>role\ncontent<|im_end|>\n`, then the assistant's turn.
-pub fn qwen_chat_prompt(messages: &[ChatMessage]) -> String {
-    let mut prompt = String::new();
-    for message in messages {
-        prompt.push_str("<|im_start|>");
-        prompt.push_str(message.role.as_str());
-        prompt.push('\n');
-        prompt.push_str(&message.content);
-        prompt.push_str("<|im_end|>\n");
-    }
-    prompt.push_str("<|im_start|>assistant\n");
-    prompt
-}
-
 /// The weights and tokenizer of a local model; one generation at a time.
 struct CandleModel {
     model: ModelForCausalLM,
@@ -462,7 +410,7 @@ impl CandleModel {
         prompt: &str,
         params: &GenParams,
         stop: &AtomicBool,
-        out: &tokio::sync::mpsc::UnboundedSender<String>,
+        out: &dyn Fn(&str),
     ) -> Result<String, String> {
         let encoding = self
             .tokenizer
@@ -512,8 +460,7 @@ impl CandleModel {
             // Decode everything so far and send the new suffix once it is whole characters.
             let decoded = self.tokenizer.decode(&generated, true).map_err(|e| e.to_string())?;
             if decoded.len() > sent && !decoded.ends_with('\u{fffd}') && decoded.is_char_boundary(sent) {
-                let piece = &decoded[sent..];
-                let _ = out.send(piece.to_owned());
+                out(&decoded[sent..]);
                 sent = decoded.len();
             }
             text = decoded;
@@ -522,10 +469,39 @@ impl CandleModel {
                 .map_err(|e| e.to_string())?;
         }
         if text.len() > sent && text.is_char_boundary(sent) {
-            let _ = out.send(text[sent..].to_owned());
+            out(&text[sent..]);
         }
         Ok(text)
     }
+}
+
+/// Runs a CPU-bound generation of the model at `source` on a blocking thread and hands
+/// each piece it streams to `on_token`. Dropping the future (a cancelled request) sets the
+/// stop flag, so the thread ends after its current token.
+async fn generate_blocking(
+    source: String,
+    on_token: &mut (dyn FnMut(&str) + Send),
+    generate: impl FnOnce(&AtomicBool, &dyn Fn(&str)) -> Result<String, String> + Send + 'static,
+) -> Result<String, LlmError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let _guard = StopOnDrop(Arc::clone(&stop));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let worker = tokio::task::spawn_blocking(move || {
+        generate(&stop, &|piece| {
+            let _ = tx.send(piece.to_owned());
+        })
+    });
+    while let Some(piece) = rx.recv().await {
+        on_token(&piece);
+    }
+    let failed = |detail: String| LlmError::Model {
+        dir: source.clone(),
+        detail,
+    };
+    worker
+        .await
+        .map_err(|e| failed(format!("generation stopped: {e}")))?
+        .map_err(failed)
 }
 
 /// Sets the flag when dropped: a cancelled request stops the generation thread.
@@ -552,30 +528,17 @@ impl Llm for CandleLlm {
         params: &'a GenParams,
         on_token: &'a mut (dyn FnMut(&str) + Send),
     ) -> BoxFuture<'a, Result<String, LlmError>> {
-        Box::pin(async move {
-            let prompt = qwen_chat_prompt(messages);
-            let stop = Arc::new(AtomicBool::new(false));
-            let _guard = StopOnDrop(stop.clone());
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let model = self.model.clone();
-            let owned_params = params.clone();
-            // Generation is CPU-bound: it runs on a blocking thread and streams back.
-            let worker = tokio::task::spawn_blocking(move || {
+        let prompt = replayground_llm::chat_prompt(messages);
+        let model = Arc::clone(&self.model);
+        let params = params.clone();
+        Box::pin(generate_blocking(
+            self.dir.display().to_string(),
+            on_token,
+            move |stop, out| {
                 let mut model = model.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                model.generate(&prompt, &owned_params, &stop, &tx)
-            });
-            while let Some(piece) = rx.recv().await {
-                on_token(&piece);
-            }
-            let dir = self.dir.display().to_string();
-            worker
-                .await
-                .map_err(|e| LlmError::Model {
-                    dir: dir.clone(),
-                    detail: format!("generation stopped: {e}"),
-                })?
-                .map_err(|detail| LlmError::Model { dir, detail })
-        })
+                model.generate(&prompt, &params, stop, out)
+            },
+        ))
     }
 }
 
@@ -613,31 +576,19 @@ impl Llm for GgufLlm {
         params: &'a GenParams,
         on_token: &'a mut (dyn FnMut(&str) + Send),
     ) -> BoxFuture<'a, Result<String, LlmError>> {
-        Box::pin(async move {
-            let chat: Vec<replayground_llm::ChatMessage> = messages
-                .iter()
-                .map(|m| {
-                    let role = match m.role {
-                        Role::System => replayground_llm::Role::System,
-                        Role::User => replayground_llm::Role::User,
-                        Role::Assistant => replayground_llm::Role::Assistant,
-                    };
-                    replayground_llm::ChatMessage::new(role, m.content.clone())
-                })
-                .collect();
-            let generation = GenerationParams {
-                max_tokens: params.max_tokens,
-                temperature: params.temperature,
-                top_p: 0.95,
-                seed: params.seed,
-            };
-            let stop = Arc::new(AtomicBool::new(false));
-            let _guard = StopOnDrop(stop.clone());
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-            let loaded = Arc::clone(&self.loaded);
-            let path = self.path.clone();
-            // Loading and generating are CPU-bound: a blocking thread streams back.
-            let worker = tokio::task::spawn_blocking(move || {
+        let chat = messages.to_vec();
+        let generation = GenerationParams {
+            max_tokens: params.max_tokens,
+            temperature: params.temperature,
+            top_p: 0.95,
+            seed: params.seed,
+        };
+        let loaded = Arc::clone(&self.loaded);
+        let path = self.path.clone();
+        Box::pin(generate_blocking(
+            self.path.display().to_string(),
+            on_token,
+            move |stop, out| {
                 let llm = loaded.get_or_init(|| {
                     let started = Instant::now();
                     let llm = LocalLlm::load(&path, &replayground_llm::default_device()).map_err(|e| e.to_string());
@@ -647,24 +598,11 @@ impl Llm for GgufLlm {
                     llm
                 });
                 let llm = llm.as_ref().map_err(Clone::clone)?;
-                llm.chat(&chat, &generation, &stop, &mut |piece| {
-                    let _ = tx.send(piece.to_owned());
-                })
-                .map(|g| g.text)
-                .map_err(|e| e.to_string())
-            });
-            while let Some(piece) = rx.recv().await {
-                on_token(&piece);
-            }
-            let dir = self.path.display().to_string();
-            worker
-                .await
-                .map_err(|e| LlmError::Model {
-                    dir: dir.clone(),
-                    detail: format!("generation stopped: {e}"),
-                })?
-                .map_err(|detail| LlmError::Model { dir, detail })
-        })
+                llm.chat(&chat, &generation, stop, &mut |piece| out(piece))
+                    .map(|g| g.text)
+                    .map_err(|e| e.to_string())
+            },
+        ))
     }
 }
 
@@ -765,15 +703,6 @@ mod tests {
         let error = from_spec("gguf:/nonexistent/model.gguf").err().unwrap().to_string();
         assert!(error.contains("/nonexistent/model.gguf"), "{error}");
         assert!(resolve(Some("rules")).unwrap().is_none());
-    }
-
-    #[test]
-    fn the_chat_template_is_qwens() {
-        let prompt = qwen_chat_prompt(&[ChatMessage::system("Be brief."), ChatMessage::user("Hi")]);
-        assert_eq!(
-            prompt,
-            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
-        );
     }
 
     #[tokio::test]

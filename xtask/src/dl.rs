@@ -1,0 +1,98 @@
+//! `cargo xtask setup --with dl`: the deep-learning frameworks the real bug reports of
+//! `tests/repro-real` need, in a virtual environment the sandbox can run
+//! (`--python .tools/dl/bin/python`). Opt-in: about 6 GB, not in CI's default path.
+//!
+//! The environment is made from Debian's `/usr/bin/python3` (the sandbox's default
+//! interpreter, so its standard library is already mounted), kept in the cache outside the
+//! checkout like the models, and linked from `.tools/dl`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use crate::project::{Project, run};
+
+/// Where the environment is linked from, relative to the root; `--python` takes
+/// `.tools/dl/bin/python`.
+pub(crate) const TOOLS_DL: &str = ".tools/dl";
+
+/// Pinned from `PyPI` (2026-12-01). `tensorflow-cpu` brings keras 3. torch has no CPU-only
+/// build on `PyPI`: its CUDA build pulls the NVIDIA libraries (about 4 GB) and runs on the
+/// CPU when there is no GPU; importing it maps about 3 GB of address space, so a script
+/// that imports torch gets a 4 GiB address-space limit in the sandbox.
+const REQUIREMENTS: [&str; 2] = ["tensorflow-cpu==2.21.0", "torch==2.15.0"];
+
+/// The interpreter the environment is made from.
+const BASE_PYTHON: &str = "/usr/bin/python3";
+
+pub(crate) fn install(project: &Project) -> Result<()> {
+    let what = format!("deep-learning frameworks ({}), in {TOOLS_DL}", REQUIREMENTS.join(" "));
+    let cache = crate::llm::catalogue::cache_dir()
+        .and_then(|models| models.parent().map(Path::to_path_buf))
+        .context("neither REPLAYGROUND_CACHE_DIR, XDG_CACHE_HOME nor HOME is set")?;
+    let venv = cache.join("dl");
+    let stamp = venv.join("replayground-requirements.txt");
+    let wanted = REQUIREMENTS.join("\n");
+    let outcome = if fs::read_to_string(&stamp).is_ok_and(|have| have == wanted) {
+        "already present"
+    } else {
+        build(&venv, &stamp, &wanted)?;
+        "installed"
+    };
+    link(project, &venv)?;
+    println!(
+        "setup: {outcome:<16} {what} -> {}; run with --python {TOOLS_DL}/bin/python",
+        venv.display()
+    );
+    Ok(())
+}
+
+/// A fresh environment with the pinned packages; the stamp is written last, so an
+/// interrupted install is redone from scratch next time.
+fn build(venv: &Path, stamp: &Path, wanted: &str) -> Result<()> {
+    if venv.exists() {
+        fs::remove_dir_all(venv).with_context(|| format!("could not delete the old {}", venv.display()))?;
+    }
+    println!(
+        "setup: installing {} into {} (about 6 GB, a few minutes)...",
+        REQUIREMENTS.join(" "),
+        venv.display()
+    );
+    run(Command::new(BASE_PYTHON).args(["-m", "venv"]).arg(venv))?;
+    let python = venv.join("bin/python");
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-cache-dir",
+            "--only-binary=:all:",
+        ])
+        .args(REQUIREMENTS))?;
+    // Both frameworks must import, as the sandbox will run them.
+    run(Command::new(&python).args([
+        "-c",
+        "import tensorflow as tf, keras, torch; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__)",
+    ]))?;
+    fs::write(stamp, wanted).with_context(|| format!("could not write {}", stamp.display()))
+}
+
+/// `.tools/dl` -> the cached environment.
+fn link(project: &Project, venv: &Path) -> Result<()> {
+    let linked: PathBuf = project.root.join(TOOLS_DL);
+    if fs::read_link(&linked).is_ok_and(|target| target == venv) {
+        return Ok(());
+    }
+    if linked.symlink_metadata().is_ok() {
+        fs::remove_file(&linked)
+            .or_else(|_| fs::remove_dir_all(&linked))
+            .with_context(|| format!("could not replace {}", linked.display()))?;
+    }
+    if let Some(parent) = linked.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    std::os::unix::fs::symlink(venv, &linked).with_context(|| format!("could not link {}", linked.display()))
+}
