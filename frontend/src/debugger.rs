@@ -520,7 +520,16 @@ fn outcome_html(outcome: &Outcome, events: usize, error: Option<usize>, loop_hin
     }
     if let Some(hint) = loop_hint {
         out.push_str(r#"<span class="hint" data-testid="loop-hint">"#);
-        push_escaped(&mut out, &hint);
+        // `name` in the hint is code.
+        for (i, part) in hint.split('`').enumerate() {
+            if i % 2 == 1 {
+                out.push_str("<code>");
+                push_escaped(&mut out, part);
+                out.push_str("</code>");
+            } else {
+                push_escaped(&mut out, part);
+            }
+        }
         out.push_str("</span>");
     }
     out

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use replayground_shared::state_tree::TreeChild;
+use replayground_shared::text::group_thousands;
 use replayground_shared::trace::{Shape, Value, cut_repr};
 use replayground_shared::{StateTree, Stop, Trace, ValueId};
 
@@ -33,6 +34,9 @@ pub const GAP_Y: i32 = 14;
 pub const GAP_X: i32 = 64;
 /// Objects nested deeper than this many columns share the last column.
 pub const MAX_COLUMNS: usize = 4;
+/// A deeper stack shows the module's frame and the innermost frames up to this many in
+/// all, with one box saying how many were left out between them.
+pub const MAX_FRAMES: usize = 40;
 /// Text is cut (ending in `...`) past these many characters.
 const LABEL_CHARS: usize = 16;
 const VALUE_CHARS: usize = 24;
@@ -209,9 +213,13 @@ pub fn shown_event(tree: &StateTree, stop: Stop) -> Option<usize> {
     })
 }
 
-/// The frames at a stop: (activation, event the frame is at, title), outermost first.
-fn frames_at(tree: &StateTree, index: usize) -> Vec<(u32, usize, String)> {
-    call_stack(tree, index)
+/// The frames at a stop: (activation, event the frame is at, title), outermost first; past
+/// [`MAX_FRAMES`], the outermost one and the innermost ones, and how many were left out.
+fn frames_at(tree: &StateTree, index: usize) -> (Vec<(u32, usize, String)>, usize) {
+    let mut stack = call_stack(tree, index);
+    let hidden = stack.len().saturating_sub(MAX_FRAMES);
+    stack.drain(1..=hidden);
+    let frames = stack
         .into_iter()
         .map(|entry| {
             let depth = tree.activations()[entry.activation as usize].depth;
@@ -222,7 +230,8 @@ fn frames_at(tree: &StateTree, index: usize) -> Vec<(u32, usize, String)> {
             };
             (entry.activation, entry.event, title)
         })
-        .collect()
+        .collect();
+    (frames, hidden)
 }
 
 /// The newest snapshot of every object reachable from the frames at `index`: frames
@@ -332,9 +341,9 @@ impl HeapModel {
             return Self::default();
         };
         let trace = tree.trace();
-        let frames = frames_at(tree, index);
+        let (frames, hidden) = frames_at(tree, index);
         let before_index = previous.and_then(|p| shown_event(tree, p)).filter(|&p| p != index);
-        let before = before_index.map_or_else(HashMap::new, |p| snapshots(tree, &frames_at(tree, p)));
+        let before = before_index.map_or_else(HashMap::new, |p| snapshots(tree, &frames_at(tree, p).0));
         let mut builder = Builder {
             trace,
             code,
@@ -371,6 +380,14 @@ impl HeapModel {
                 slots,
                 current: Some(activation) == current,
             });
+            if boxes.len() == 1 && hidden > 0 {
+                boxes.push(FrameBox {
+                    title: format!("… {} more frames …", group_thousands(hidden as u64)),
+                    activation: u32::MAX,
+                    slots: Vec::new(),
+                    current: false,
+                });
+            }
         }
         Self {
             frames: boxes,
@@ -832,6 +849,30 @@ mod tests {
         );
         let picked = HeapModel::at(&tree, Stop::Event(inside), None, Some(call.frames[0].activation), code);
         assert!(picked.frames[0].current && !picked.frames[1].current);
+    }
+
+    #[test]
+    fn a_deep_stack_keeps_the_module_and_the_innermost_frames() {
+        let trace: Trace = serde_json::from_str(include_str!("../tests/fixtures/deep.json")).unwrap();
+        let tree = StateTree::new(trace).unwrap();
+        // `down(0)` about to return: the module and 46 calls of down() on the stack.
+        let bottom = tree.trace().events.iter().position(|e| e.line == 3).unwrap();
+        let model = HeapModel::at(
+            &tree,
+            Stop::Event(bottom),
+            None,
+            None,
+            include_str!("../tests/fixtures/deep.py"),
+        );
+        let titles: Vec<&str> = model.frames.iter().map(|f| f.title.as_str()).collect();
+        assert_eq!(titles.len(), MAX_FRAMES + 1);
+        assert_eq!(titles[..3], ["Global frame", "… 7 more frames …", "down()"]);
+        assert!(model.frames[1].slots.is_empty() && !model.frames[1].current);
+        assert_eq!(
+            model.frames.last().unwrap().slots[0].value,
+            SlotValue::Inline("0".into())
+        );
+        assert!(model.frames.last().unwrap().current);
     }
 
     #[test]

@@ -539,6 +539,9 @@ try {
     assert.deepEqual(await heapBoxes(p, 'frame'), ['Global frame', 'fact()', 'fact()', 'fact()', 'fact()']);
     assert.deepEqual(await heapBoxes(p, 'object'), ['function fact(n)']);
     await shot(p, '19-heap-recursion');
+    await p.click($('theme'));
+    await shot(p, '19b-heap-recursion-dark');
+    await p.click($('theme'));
     await p.setViewportSize({ width: 390, height: 844 });
     await p.locator($('heap')).scrollIntoViewIfNeeded();
     const width = await p.evaluate(() => document.documentElement.scrollWidth);
@@ -634,7 +637,9 @@ done = True
     await p.fill($('editor'), 'i = 0\nwhile i < 10:\n    total = i * 2\n');
     await p.click($('run'));
     await outcomeMatches(p, /step limit/);
-    assert.match(await text(p, 'loop-hint'), /^Lines 2–3 ran [\d,]+ times; `i` never changed there\.$/);
+    assert.match(await text(p, 'loop-hint'), /^Lines 2–3 ran [\d,]+ times; i never changed there\.$/);
+    assert.equal(await p.locator(`${$('loop-hint')} code`).innerText(), 'i');
+    await shot(p, '24-stuck-loop-hint');
   }));
 
   await check('presentation mode: a long line shows that it goes on, and scrolls', () => testsInFreshPage(async (p) => {
