@@ -3,14 +3,16 @@
 //! (`--python .tools/dl/bin/python`). Opt-in: about 6 GB, not in CI's default path.
 //!
 //! The environment is made from Debian's `/usr/bin/python3` (the sandbox's default
-//! interpreter, so its standard library is already mounted), kept in the cache outside the
-//! checkout like the models, and linked from `.tools/dl`.
+//! interpreter, so its standard library is already mounted) in `.tools/dl`. Unlike the
+//! models it is not kept in the cache under the home folder: the sandbox's unprivileged
+//! uids must be able to read it, and root's home is closed to them.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
 use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::project::{Project, run};
 
@@ -29,10 +31,8 @@ const BASE_PYTHON: &str = "/usr/bin/python3";
 
 pub(crate) fn install(project: &Project) -> Result<()> {
     let what = format!("deep-learning frameworks ({}), in {TOOLS_DL}", REQUIREMENTS.join(" "));
-    let cache = crate::llm::catalogue::cache_dir()
-        .and_then(|models| models.parent().map(Path::to_path_buf))
-        .context("neither REPLAYGROUND_CACHE_DIR, XDG_CACHE_HOME nor HOME is set")?;
-    let venv = cache.join("dl");
+    let venv = project.root.join(TOOLS_DL);
+    readable_by_everyone(&venv)?;
     let stamp = venv.join("replayground-requirements.txt");
     let wanted = REQUIREMENTS.join("\n");
     let outcome = if fs::read_to_string(&stamp).is_ok_and(|have| have == wanted) {
@@ -41,19 +41,35 @@ pub(crate) fn install(project: &Project) -> Result<()> {
         build(&venv, &stamp, &wanted)?;
         "installed"
     };
-    link(project, &venv)?;
-    println!(
-        "setup: {outcome:<16} {what} -> {}; run with --python {TOOLS_DL}/bin/python",
-        venv.display()
-    );
+    println!("setup: {outcome:<16} {what}; run with --python {TOOLS_DL}/bin/python");
+    Ok(())
+}
+
+/// The sandbox runs programs as unprivileged uids: every folder above the environment
+/// must let them through, or bwrap cannot mount it.
+fn readable_by_everyone(venv: &Path) -> Result<()> {
+    for folder in venv.ancestors().skip(1) {
+        let Ok(meta) = fs::metadata(folder) else { continue };
+        if meta.permissions().mode() & 0o001 == 0 {
+            bail!(
+                "{} is closed to other users, so the sandbox could not read {}; \
+                 clone the project where other users may enter (chmod o+x {})",
+                folder.display(),
+                venv.display(),
+                folder.display()
+            );
+        }
+    }
     Ok(())
 }
 
 /// A fresh environment with the pinned packages; the stamp is written last, so an
 /// interrupted install is redone from scratch next time.
 fn build(venv: &Path, stamp: &Path, wanted: &str) -> Result<()> {
-    if venv.exists() {
-        fs::remove_dir_all(venv).with_context(|| format!("could not delete the old {}", venv.display()))?;
+    if venv.symlink_metadata().is_ok() {
+        fs::remove_file(venv)
+            .or_else(|_| fs::remove_dir_all(venv))
+            .with_context(|| format!("could not delete the old {}", venv.display()))?;
     }
     println!(
         "setup: installing {} into {} (about 6 GB, a few minutes)...",
@@ -78,21 +94,4 @@ fn build(venv: &Path, stamp: &Path, wanted: &str) -> Result<()> {
         "import tensorflow as tf, keras, torch; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__)",
     ]))?;
     fs::write(stamp, wanted).with_context(|| format!("could not write {}", stamp.display()))
-}
-
-/// `.tools/dl` -> the cached environment.
-fn link(project: &Project, venv: &Path) -> Result<()> {
-    let linked: PathBuf = project.root.join(TOOLS_DL);
-    if fs::read_link(&linked).is_ok_and(|target| target == venv) {
-        return Ok(());
-    }
-    if linked.symlink_metadata().is_ok() {
-        fs::remove_file(&linked)
-            .or_else(|_| fs::remove_dir_all(&linked))
-            .with_context(|| format!("could not replace {}", linked.display()))?;
-    }
-    if let Some(parent) = linked.parent() {
-        fs::create_dir_all(parent)?;
-    }
-    std::os::unix::fs::symlink(venv, &linked).with_context(|| format!("could not link {}", linked.display()))
 }

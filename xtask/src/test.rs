@@ -151,10 +151,12 @@ fn clippy_wasm(project: &Project) -> Result<()> {
 }
 
 /// All Rust tests; the store and API tests also run on a throwaway Postgres when one
-/// can be started (otherwise the reason is printed and they use SQLite only).
+/// can be started (otherwise the reason is printed and they use SQLite only). `setup`
+/// installed bubblewrap, so a sandbox test that finds none fails instead of skipping.
 fn cargo_test(project: &Project) -> Result<()> {
     let mut cmd = project.cargo()?;
-    cmd.args(["test", "--workspace"]);
+    cmd.args(["test", "--workspace"])
+        .env("REPLAYGROUND_TEST_REQUIRE_SANDBOX", "1");
     let cluster = match postgres::Cluster::start() {
         Ok(cluster) => {
             println!("postgres: throwaway cluster at {}", cluster.url);

@@ -705,7 +705,7 @@ fn drive_context(code: &mut String, context_code: &str, shape: &[usize]) -> Opti
                 continue;
             }
             let param = param.split(':').next().unwrap_or(param).trim();
-            let value = synthetic_definition(param, shape)
+            let value = synthetic_definition(param, shape, code)
                 .and_then(|d| d.split_once(" = ").map(|(_, v)| v.to_owned()))
                 // A short generic name (`x`, `z`, `a`) takes an array; a model or a config cannot be made up.
                 .or_else(|| {
@@ -936,52 +936,90 @@ type EditAction<'a> = dyn Fn(&mut String) -> Option<String> + 'a;
 /// The first candidate without a model: the report's code with the edit actions applied.
 pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
     let (mut code, mut edits) = base_code(input);
-    let text = format!(
-        "{}\n{}\n{}",
-        input.restructured.problem,
-        input.restructured.observed,
-        input.report.environment.frameworks.join(" ")
-    );
-    let shape = inferred_shape(&text);
+    let facts = ReportFacts::of(input);
     let has_context = input.context.is_some();
-    let report_words = format!(
-        "{}\n{}\n{}",
-        input.restructured.problem,
-        input.restructured.observed,
-        report_text(input.report)
-    );
     let actions: [&EditAction<'_>; 12] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| if has_context { hoist_main_blocks(code) } else { None },
         &strip_notebook,
         &dedent,
-        &|code| migrate_deprecated(code, &report_words),
-        &|code| synthesize_data(code, &shape),
+        &|code| migrate_deprecated(code, &facts.words),
+        &|code| synthesize_data(code, &facts.shape),
         &|code| shrink_loops(code, 100, 10_000),
         &|code| {
             input
                 .context
-                .and_then(|context| drive_context(code, &context.code, &shape))
+                .and_then(|context| drive_context(code, &context.code, &facts.shape))
         },
         &complete_imports,
         &|code| show_warnings(code, input.restructured),
         &fix_seeds,
         &|code| append_observer(code, input.restructured),
     ];
-    for action in actions {
-        if let Some(edit) = action(&mut code) {
-            edits.push(edit);
-        }
-    }
-    // Synthetic data may need numpy/io/pandas imports the snippet did not have.
-    if let Some(edit) = complete_imports(&mut code) {
-        edits.push(edit);
-    }
+    apply(&mut code, &mut edits, &actions);
     Candidate { code, edits }
 }
 
+/// An LLM's draft through the rules as tools: project imports the sandbox lacks detached,
+/// notebook syntax and stray indentation removed, deprecated APIs migrated, undefined data
+/// made synthetic, loops shrunk, imports completed, seeds fixed. What the draft chose itself
+/// (its output, how it drives the code) is left alone.
+fn polish_draft(input: &GenInput<'_>, code: &mut String) -> Vec<String> {
+    let facts = ReportFacts::of(input);
+    let actions: [&EditAction<'_>; 9] = [
+        &|code| detach_project_imports(code, input.project_modules, input.project),
+        &strip_notebook,
+        &dedent,
+        &|code| migrate_deprecated(code, &facts.words),
+        &|code| synthesize_data(code, &facts.shape),
+        &|code| shrink_loops(code, 100, 10_000),
+        &complete_imports,
+        &|code| show_warnings(code, input.restructured),
+        &fix_seeds,
+    ];
+    let mut edits = Vec::new();
+    apply(code, &mut edits, &actions);
+    edits
+}
+
+/// Runs `actions` in order, recording the edit each one made.
+fn apply(code: &mut String, edits: &mut Vec<String>, actions: &[&EditAction<'_>]) {
+    for action in actions {
+        if let Some(edit) = action(code) {
+            edits.push(edit);
+        }
+    }
+    // Synthetic data may need numpy/io/pandas imports the code did not have.
+    if let Some(edit) = complete_imports(code) {
+        edits.push(edit);
+    }
+}
+
+/// What the edit actions read from the report: the data shape it implies and its words.
+struct ReportFacts {
+    shape: Vec<usize>,
+    words: String,
+}
+
+impl ReportFacts {
+    fn of(input: &GenInput<'_>) -> Self {
+        let r = input.restructured;
+        let shape = inferred_shape(&format!(
+            "{}\n{}\n{}",
+            r.problem,
+            r.observed,
+            input.report.environment.frameworks.join(" ")
+        ));
+        let words = format!("{}\n{}\n{}", r.problem, r.observed, report_text(input.report));
+        Self { shape, words }
+    }
+}
+
 /// Names that usually hold data, defined synthetically when a report's snippet uses them undefined.
-fn synthetic_definition(name: &str, shape: &[usize]) -> Option<String> {
+/// `code` is read for what the labels must be: class indices below `k` where the code
+/// indexes a one-hot table with them (`np.eye(k)[y]`, `to_categorical(y, k)`,
+/// `one_hot(y, k)`), else 0/1 (which a log-loss also needs).
+fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> Option<String> {
     let lower = name.to_lowercase();
     let rows = shape.first().copied().unwrap_or(100);
     let features = [
@@ -997,7 +1035,10 @@ fn synthetic_definition(name: &str, shape: &[usize]) -> Option<String> {
             shape_literal(shape)
         ))
     } else if labels.contains(&lower.as_str()) {
-        Some(format!("{name} = np.random.default_rng(1).integers(0, 2, size={rows})"))
+        let classes = class_count(code, name).unwrap_or(2);
+        Some(format!(
+            "{name} = np.random.default_rng(1).integers(0, {classes}, size={rows})"
+        ))
     } else if ["lr", "learning_rate"].contains(&lower.as_str()) {
         Some(format!("{name} = 0.01"))
     } else if ["epochs", "n_epochs", "num_epochs", "steps", "n_steps"].contains(&lower.as_str()) {
@@ -1007,6 +1048,19 @@ fn synthetic_definition(name: &str, shape: &[usize]) -> Option<String> {
     } else {
         None
     }
+}
+
+/// The number of classes `code` one-hot encodes `name` into, when it says.
+fn class_count(code: &str, name: &str) -> Option<u64> {
+    let n = regex::escape(name);
+    let patterns = [
+        format!(r"\beye\(\s*(\d+)\s*\)\s*\[\s*{n}\b"),
+        format!(r"\b(?:to_categorical|one_hot)\(\s*{n}\s*,\s*(?:num_classes\s*=\s*)?(\d+)"),
+    ];
+    patterns
+        .iter()
+        .filter_map(|p| Regex::new(p).ok())
+        .find_map(|r| r.captures(code).and_then(|c| c[1].parse().ok()))
 }
 
 /// A top-level definition of `name` in the project: a one-line assignment, or a whole
@@ -1138,7 +1192,7 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
             imports.push(line);
         } else if let Some(definition) = input.project.and_then(|p| project_definition(p, name)) {
             definitions.push(definition);
-        } else if let Some(definition) = synthetic_definition(name, &shape) {
+        } else if let Some(definition) = synthetic_definition(name, &shape, &code) {
             definitions.push(definition);
         }
     }
@@ -1269,11 +1323,12 @@ pub async fn llm_candidate(
         ..GenParams::new(LlmTask::Generate, 1500)
     };
     let answer = llm.complete(&messages, &params, on_token).await?;
-    let code = extract_code(&answer);
-    let edits = vec![match previous {
+    let mut code = extract_code(&answer);
+    let mut edits = vec![match previous {
         Some(_) => format!("{} refined the previous script with the checks' feedback", llm.name()),
         None => format!("written by {} from the report, the plan and the context", llm.name()),
     }];
+    edits.extend(polish_draft(input, &mut code));
     Ok(Candidate { code, edits })
 }
 
@@ -1291,6 +1346,65 @@ mod tests {
             plan: &[],
             context: None,
         })
+    }
+
+    #[test]
+    fn synthetic_labels_follow_how_the_code_uses_them() {
+        let one_hot = "Y = np.eye(10)[y]\nloss = -np.mean(np.log(p) * Y)\n";
+        assert_eq!(
+            synthetic_definition("y", &[64, 3], one_hot).unwrap(),
+            "y = np.random.default_rng(1).integers(0, 10, size=64)"
+        );
+        let keras = "labels = to_categorical(y_train, num_classes=7)\n";
+        assert!(
+            synthetic_definition("y_train", &[8], keras)
+                .unwrap()
+                .contains("integers(0, 7,")
+        );
+        // A log-loss needs 0/1 labels; with nothing said, labels are binary.
+        let log_loss = "loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n";
+        assert!(
+            synthetic_definition("y", &[8], log_loss)
+                .unwrap()
+                .contains("integers(0, 2,")
+        );
+        assert_eq!(class_count("Y = np.eye(10)[labels]", "y"), None);
+    }
+
+    #[tokio::test]
+    async fn an_llms_draft_goes_through_the_rules_as_tools() {
+        use crate::repro::llm::{ScriptedLlm, ScriptedReply};
+        let report = BugReport {
+            observed: "The loss is nan after the first epoch.".into(),
+            ..BugReport::default()
+        };
+        let restructured = restructure_rules(&report);
+        let input = GenInput {
+            project_modules: &[],
+            project: None,
+            report: &report,
+            restructured: &restructured,
+            plan: &[],
+            context: None,
+        };
+        // A draft without its imports or seeds, training for far too long.
+        let draft = "Here it is:\n```python\nw = np.zeros(3)\nfor epoch in range(500000):\n    w -= 0.1 * np.ones(3)\nprint(w)\n```\n";
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(draft.into())]);
+        let candidate = llm_candidate(&llm, &input, None, 0, &mut |_| {}).await.unwrap();
+        assert!(candidate.code.starts_with("import numpy as np\n"), "{}", candidate.code);
+        assert!(candidate.code.contains("np.random.seed(0)"), "{}", candidate.code);
+        assert!(candidate.code.contains("range(10000)"), "{}", candidate.code);
+        assert!(candidate.code.contains("print(w)"), "the draft's own output stays");
+        assert!(
+            candidate.edits[0].starts_with("written by scripted"),
+            "{:?}",
+            candidate.edits
+        );
+        assert!(
+            candidate.edits.iter().any(|e| e.starts_with("shrank loops")),
+            "{:?}",
+            candidate.edits
+        );
     }
 
     #[test]

@@ -161,10 +161,20 @@ pub(crate) fn real_sandbox() -> Arc<dyn Sandbox> {
     match Bubblewrap::detect(BubblewrapConfig::default()) {
         Ok(bwrap) => Arc::new(bwrap),
         Err(e) => {
+            assert!(
+                !sandbox_required(),
+                "{e}; `cargo xtask test` requires the sandbox (run `cargo xtask setup`)"
+            );
             eprintln!("running the test's programs without a sandbox: {e}");
             Arc::new(Unsandboxed::new())
         }
     }
+}
+
+/// Set by `cargo xtask test` (after `setup` installed bubblewrap): a test that needs the
+/// sandbox fails without one instead of skipping or running unsandboxed.
+pub(crate) fn sandbox_required() -> bool {
+    std::env::var_os("REPLAYGROUND_TEST_REQUIRE_SANDBOX").is_some_and(|v| v == "1")
 }
 
 pub(crate) fn fake(fake: Fake) -> Arc<dyn Sandbox> {
