@@ -782,7 +782,7 @@ pub fn variables_html(
         }
         out.push_str("</th><td>");
         let path = format!("{}/{}", entry.activation, binding.name);
-        push_value_html(&mut out, trace, binding.value, &tags, &path, expanded);
+        push_value_html(&mut out, trace, binding.value, &tags, &path, expanded, &session.code);
         out.push_str("</td></tr>");
     }
     out.push_str("</tbody></table>");
@@ -981,10 +981,15 @@ mod tests {
 
     #[test]
     fn after_the_end_the_final_globals_stay_visible() {
-        let session = Session::new(String::new(), fixture(include_str!("../tests/fixtures/double.json")));
+        let session = Session::new(
+            include_str!("../tests/fixtures/double.py").to_owned(),
+            fixture(include_str!("../tests/fixtures/double.json")),
+        );
         let html = variables_html(&session, Stop::End, None, None, &HashSet::new());
         assert!(html.contains("Globals at the end"), "{html}");
         assert!(html.contains("<code>y</code>"), "{html}");
+        // Functions in a few words, not `<function double at 0x...>`.
+        assert!(html.contains(">function double(x)</code>"), "{html}");
     }
 
     #[test]

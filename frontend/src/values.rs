@@ -87,7 +87,8 @@ fn push_tag(out: &mut String, tags: &ObjectTags, object_id: u64) {
     );
 }
 
-/// One value as HTML: a scalar as its repr, a container as a `<details>` listing its parts.
+/// One value as HTML: a scalar as its repr (a function or class in a few words, with its
+/// parameters from `code`: `function average(xs)`), a container as a `<details>` listing its parts.
 /// `path` names the value's place; what keeps it open across steps is its object, or that
 /// place when it has no object id (the `<summary>` carries the key as `data-path`; see
 /// [`toggle_expanded`]). Written as a string rather than a Leptos view per
@@ -100,6 +101,7 @@ pub fn push_value_html(
     tags: &ObjectTags,
     path: &str,
     expanded: &HashSet<String>,
+    code: &str,
 ) {
     let value = trace.value(id);
     let type_class: String = value
@@ -112,7 +114,12 @@ pub fn push_value_html(
             let _ = write!(out, r#"<code class="val type-{type_class}" title=""#);
             push_escaped(out, &value.type_name);
             out.push_str("\">");
-            push_escaped(out, &cut(&value.repr, SUMMARY_CHARS));
+            let text = if value.shape.is_scalar() && crate::heap::is_heap(value) {
+                crate::heap::short_form(value, code)
+            } else {
+                cut(&value.repr, SUMMARY_CHARS)
+            };
+            push_escaped(out, &text);
             out.push_str("</code>");
             push_tag(out, tags, value.object_id);
             return;
@@ -158,7 +165,7 @@ pub fn push_value_html(
         out.push_str(r#"<li><span class="key">"#);
         push_escaped(out, &key);
         out.push_str("</span>");
-        push_value_html(out, trace, child, tags, &format!("{path}/{key}"), expanded);
+        push_value_html(out, trace, child, tags, &format!("{path}/{key}"), expanded, code);
         out.push_str("</li>");
     }
     out.push_str("</ul>");
@@ -263,7 +270,7 @@ mod tests {
         ];
         let tags = ObjectTags::of(&trace, &bindings);
         let mut html = String::new();
-        push_value_html(&mut html, &trace, 2, &tags, "0/a", &HashSet::new());
+        push_value_html(&mut html, &trace, 2, &tags, "0/a", &HashSet::new(), "");
         assert!(
             html.starts_with(r#"<details class="value-tree"><summary data-path="obj:12">"#),
             "{html}"
@@ -288,7 +295,7 @@ mod tests {
         let expanded = HashSet::from(["obj:12".to_owned(), "0/c".to_owned()]);
         let render = |trace: &Trace, path: &str| {
             let mut html = String::new();
-            push_value_html(&mut html, trace, 2, &tags, path, &expanded);
+            push_value_html(&mut html, trace, 2, &tags, path, &expanded, "");
             html
         };
         for path in ["0/a", "0/b", "1/renamed"] {

@@ -342,6 +342,7 @@ try {
     await p.click($('continue'));
     assert.equal(await text(p, 'current-line'), 'end');
     assert.match(await text(p, 'variables'), /total●?\s+12/);
+    assert.match(await text(p, 'variables'), /area●?\s+function area\(w, h\)/, 'a function in a few words');
     assert.match(await p.locator('#vars-heading').innerText(), /globals at the end/i);
     assert.equal(await text(p, 'stdout'), '12\n');
     await shot(p, '13-end-state');
@@ -538,6 +539,9 @@ try {
     await p.click($('continue'));
     assert.deepEqual(await heapBoxes(p, 'frame'), ['Global frame', 'fact()', 'fact()', 'fact()', 'fact()']);
     assert.deepEqual(await heapBoxes(p, 'object'), ['function fact(n)']);
+    // A click on a frame picks it, as in the call stack: the table then shows its locals.
+    await p.locator(`${$('heap')} g.frame`).nth(1).click();
+    assert.equal(await p.locator(`${$('heap')} g.frame.current text.value`).textContent(), '4');
     await shot(p, '19-heap-recursion');
     await p.click($('theme'));
     await shot(p, '19b-heap-recursion-dark');
