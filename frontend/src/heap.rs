@@ -32,6 +32,10 @@ pub const DOT_W: i32 = 28;
 /// (room for the arrows).
 pub const GAP_Y: i32 = 14;
 pub const GAP_X: i32 = 64;
+/// Height of the indexes above a row of cells.
+pub const INDEX_H: i32 = 14;
+/// Lists and tuples of plain values up to this long are drawn as a row.
+pub const ROW_ITEMS: usize = 16;
 /// Objects nested deeper than this many columns share the last column.
 pub const MAX_COLUMNS: usize = 4;
 /// A deeper stack shows the module's frame and the innermost frames up to this many in
@@ -78,6 +82,8 @@ pub struct ObjectBox {
     pub slots: Vec<Slot>,
     /// Items were cut (the tracer records 50 per container) or it was not expanded.
     pub more: bool,
+    /// A short list or tuple of plain values, drawn as one row of cells under their indexes.
+    pub row: bool,
 }
 
 /// Everything the diagram shows at one stop.
@@ -301,6 +307,7 @@ impl Builder<'_> {
             title: cut_repr(&title, TITLE_CHARS),
             slots: Vec::new(),
             more: truncated(&value.shape),
+            row: false,
         });
         // What the same object held at the previous stop, row by row, marks mutations.
         let before: Option<Vec<(String, ValueId)>> = self
@@ -317,6 +324,11 @@ impl Builder<'_> {
             });
             slots.push(self.slot(label, child, changed));
         }
+        let row = matches!(value.shape, Shape::List { .. } | Shape::Tuple { .. })
+            && (1..=ROW_ITEMS).contains(&slots.len())
+            && !self.objects[i].more
+            && slots.iter().all(|s| matches!(s.value, SlotValue::Inline(_)));
+        self.objects[i].row = row;
         self.objects[i].slots = slots;
         i
     }
@@ -446,17 +458,18 @@ fn text_w(text: &str) -> i32 {
     text.chars().count() as i32 * CHAR_W + 2 * PAD
 }
 
+/// The width of a value's cell: its text, or a reference's dot.
+fn cell_w(slot: &Slot) -> i32 {
+    match &slot.value {
+        SlotValue::Inline(text) => text_w(text).max(DOT_W),
+        SlotValue::Ref(_) => DOT_W,
+    }
+}
+
 /// The label and value column widths a box's rows need.
 fn columns(slots: &[Slot]) -> (i32, i32) {
     let label_w = slots.iter().map(|s| text_w(&s.label)).max().unwrap_or(0);
-    let value_w = slots
-        .iter()
-        .map(|s| match &s.value {
-            SlotValue::Inline(text) => text_w(text).max(DOT_W),
-            SlotValue::Ref(_) => DOT_W,
-        })
-        .max()
-        .unwrap_or(0);
+    let value_w = slots.iter().map(cell_w).max().unwrap_or(0);
     (label_w, value_w)
 }
 
@@ -522,6 +535,16 @@ impl Layout {
             .objects
             .iter()
             .map(|object| {
+                if object.row {
+                    let cells: i32 = object.slots.iter().map(cell_w).sum();
+                    return BoxPlace {
+                        x: 0,
+                        y: 0,
+                        w: cells.max(text_w(&object.title)),
+                        h: HEAD_H + INDEX_H + ROW_H,
+                        label_w: 0,
+                    };
+                }
                 let (label_w, value_w) = columns(&object.slots);
                 BoxPlace {
                     x: 0,
@@ -615,7 +638,7 @@ pub fn edge_path(edge: &Edge) -> String {
 
 /// A box (frame or object) as SVG: title row, then one row per slot, label right-aligned
 /// in its column, the value (or a reference's dot) in the next.
-fn push_box(out: &mut String, place: &BoxPlace, title: &str, slots: &[Slot], more: bool) {
+fn push_box(out: &mut String, place: &BoxPlace, title: &str, slots: &[Slot], more: bool, row: bool) {
     let BoxPlace { x, y, w, h, label_w } = *place;
     let _ = write!(
         out,
@@ -625,6 +648,34 @@ fn push_box(out: &mut String, place: &BoxPlace, title: &str, slots: &[Slot], mor
     );
     push_escaped(out, title);
     out.push_str("</text>");
+    if row {
+        // Python Tutor's list: cells side by side, each under its index.
+        let top = y + HEAD_H + INDEX_H;
+        let mut left = x;
+        for slot in slots {
+            let cell = cell_w(slot);
+            let class = if slot.changed { "cell changed" } else { "cell" };
+            let _ = write!(
+                out,
+                r#"<rect class="{class}" x="{left}" y="{top}" width="{cell}" height="{ROW_H}"/><text class="index" x="{}" y="{}">"#,
+                left + PAD,
+                top - 3
+            );
+            push_escaped(out, &slot.label);
+            let _ = write!(
+                out,
+                r#"</text><text class="value" x="{}" y="{}">"#,
+                left + PAD,
+                top + ROW_H / 2 + 5
+            );
+            if let SlotValue::Inline(text) = &slot.value {
+                push_escaped(out, text);
+            }
+            out.push_str("</text>");
+            left += cell;
+        }
+        return;
+    }
     for (i, slot) in slots.iter().enumerate() {
         let top = y + HEAD_H + i as i32 * ROW_H;
         let mid = top + ROW_H / 2;
@@ -692,12 +743,12 @@ pub fn svg(model: &HeapModel, layout: &Layout) -> String {
             if frame.current { "frame current" } else { "frame" },
             frame.activation
         );
-        push_box(&mut out, place, &frame.title, &frame.slots, false);
+        push_box(&mut out, place, &frame.title, &frame.slots, false, false);
         out.push_str("</g>");
     }
     for (object, place) in model.objects.iter().zip(&layout.objects) {
         let _ = write!(out, r#"<g class="object" data-object="{}">"#, object.object_id);
-        push_box(&mut out, place, &object.title, &object.slots, object.more);
+        push_box(&mut out, place, &object.title, &object.slots, object.more, object.row);
         out.push_str("</g>");
     }
     for edge in &layout.edges {
@@ -788,6 +839,10 @@ mod tests {
         assert_eq!(pair.slots[1].value, SlotValue::Inline("'hi'".into()));
         let list = &end.objects[nums];
         assert_eq!(list.title, "list");
+        assert!(
+            list.row && !pair.row,
+            "plain values in a row; a reference keeps its own line"
+        );
         let items: Vec<_> = list.slots.iter().map(|s| (s.label.as_str(), s.value.clone())).collect();
         assert_eq!(items[3], ("3", SlotValue::Inline("4".into())));
         assert_eq!(
@@ -911,6 +966,9 @@ mod tests {
         let second = target(slot_named(&model.objects[head].slots, "next"));
         assert_eq!(layout.objects[head].x, frame.w + GAP_X);
         assert!(layout.objects[second].x > layout.objects[head].x);
+        // A short list of plain values is one row of cells under their indexes.
+        let cells: i32 = model.objects[nums].slots.iter().map(cell_w).sum();
+        assert_eq!((list.w, list.h), (cells.max(text_w("list")), HEAD_H + INDEX_H + ROW_H));
         // The first box sits level with the row that refers to it.
         let first = target(&globals.slots[0]);
         assert_eq!(layout.objects[first].y + HEAD_H / 2, frame.row_mid(0));
@@ -938,6 +996,7 @@ mod tests {
                     changed: false,
                 }],
                 more: false,
+                row: false,
             }],
         };
         let layout = Layout::of(&model);
