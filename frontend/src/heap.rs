@@ -267,6 +267,7 @@ fn snapshots(tree: &StateTree, frames: &[(u32, usize, String)]) -> HashMap<u64, 
     best
 }
 
+/// Makes one box per object reachable from the frames, depth first, from its newest snapshot.
 struct Builder<'a> {
     trace: &'a Trace,
     code: &'a str,
