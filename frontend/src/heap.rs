@@ -729,7 +729,11 @@ pub fn svg(model: &HeapModel, layout: &Layout) -> String {
     let (w, h) = (layout.width, layout.height);
     let _ = write!(
         out,
-        r#"<svg class="heap" data-testid="heap" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{} frames, {} objects, {} references">"#,
+        r#"<svg class="heap" data-testid="heap" xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="-2 -2 {} {}" role="img" aria-label="{} frames, {} objects, {} references">"#,
+        w + 4,
+        h + 4,
+        w + 4,
+        h + 4,
         model.frames.len(),
         model.objects.len(),
         layout.edges.len()

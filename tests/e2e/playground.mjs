@@ -664,7 +664,18 @@ done = True
     assert.ok(box.bottom <= 720, `the editor's scrollbar is on screen (the editor ends at ${box.bottom})`);
     await shot(p, '23-presentation-long-line');
     await p.locator('.code-scroll').evaluate((e) => { e.scrollLeft = e.scrollWidth; });
+    // Scrolled to the end of the long line, the line numbers and the current line's bar stay.
+    const scroller = await p.locator('.code-scroll').boundingBox();
+    const gutter = await p.locator('.gutter').boundingBox();
+    assert.ok(Math.abs(gutter.x - scroller.x) <= 2, `the line numbers are at x=${gutter.x}, the editor at ${scroller.x}`);
+    const bar = await p.locator('.line-marker').boundingBox();
+    assert.ok(bar.x + bar.width >= scroller.x + scroller.width - 20, 'the current line is marked to the end of the long line');
     await shot(p, '23b-presentation-long-line-scrolled');
+    // The diagram's text grows with the rest.
+    await p.click($('view-diagram'));
+    const [font, zoom] = await p.locator(`${$('heap')} text.value`).first().evaluate((t) => [parseFloat(getComputedStyle(t).fontSize), t.closest('svg').currentCSSZoom]);
+    assert.ok(font * zoom >= 19, `diagram text is ${font * zoom} px in presentation mode`);
+    await shot(p, '23c-presentation-diagram');
   }));
 
   if (BENCH) {
