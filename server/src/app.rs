@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderName;
 use governor::clock::Clock as _;
 use replayground_shared::Trace;
+use replayground_shared::protocol::ErrorCode;
 use tokio_util::sync::CancellationToken;
 
-use crate::jobs::{JobQueue, Shutdown, TraceJob};
+use crate::jobs::{JobPermit, JobQueue, QueueError, Shutdown, TraceJob};
 use crate::metrics::{Metrics, outcome_label};
 use crate::runner::{TraceAssembler, TraceRun, Tracer};
 use crate::sandbox::{Job, RunLimits, SandboxError, Termination};
@@ -172,6 +173,68 @@ pub enum RunError {
     Sandbox(#[from] SandboxError),
 }
 
+/// Why a trace job gave no trace to show, in the words every front end (HTTP, WebSocket,
+/// the neural debugger's real run) sends on; each maps it to its own status or code.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceFailure {
+    #[error("the job was cancelled")]
+    Cancelled,
+    /// No job slot: the queue is full, timed out, or the server is shutting down.
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    /// Every sandbox uid is taken by another job.
+    #[error("{0}")]
+    SandboxBusy(String),
+    #[error("{0}")]
+    NoSandbox(String),
+    /// The program ran but the tracer could not say what it did.
+    #[error("{0}")]
+    CannotTrace(String),
+}
+
+impl TraceFailure {
+    /// The WebSocket protocol's code for it (`Cancelled` is answered with `cancelled`).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Queue(QueueError::ShuttingDown) => ErrorCode::ShuttingDown,
+            Self::Queue(_) | Self::SandboxBusy(_) | Self::Cancelled => ErrorCode::Busy,
+            Self::NoSandbox(_) => ErrorCode::NoSandbox,
+            Self::CannotTrace(_) => ErrorCode::CannotTrace,
+        }
+    }
+}
+
+impl From<RunError> for TraceFailure {
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::Cancelled => Self::Cancelled,
+            RunError::Sandbox(e @ SandboxError::Busy { .. }) => Self::SandboxBusy(sentence(&e.to_string())),
+            RunError::Sandbox(e) => Self::NoSandbox(sentence(&e.to_string())),
+        }
+    }
+}
+
+/// A sandbox message as a sentence: capitalised, ending in a full stop.
+pub(crate) fn sentence(message: &str) -> String {
+    let message = message.trim().trim_end_matches('.');
+    let mut chars = message.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => "The sandbox failed.".to_owned(),
+    }
+}
+
+/// `trace` when the client can show it; a trace whose tracer crashed is a failure.
+pub fn showable(trace: Trace) -> Result<Trace, TraceFailure> {
+    match &trace.outcome {
+        replayground_shared::Outcome::Crashed { message } => Err(TraceFailure::CannotTrace(format!(
+            "The program could not be traced: {}.",
+            message.trim_end_matches('.')
+        ))),
+        _ => Ok(trace),
+    }
+}
+
 /// A healthy sandbox is probed again after this long without a successful run.
 const HEALTHY_FOR: Duration = Duration::from_secs(30);
 /// A broken sandbox is probed again after this long.
@@ -223,6 +286,15 @@ impl App {
                 neural: Some(self.neural.clone()),
             })
         }))
+    }
+
+    /// A job slot for `client` from the fair queue; `cancel` gives up waiting. Every
+    /// sandbox job (trace, reproduction, the neural debugger's real run) holds one.
+    pub async fn job_slot(&self, client: IpAddr, cancel: &CancellationToken) -> Result<JobPermit, TraceFailure> {
+        tokio::select! {
+            slot = self.jobs.acquire(client, &self.shutdown.draining) => Ok(slot?),
+            () = cancel.cancelled() => Err(TraceFailure::Cancelled),
+        }
     }
 
     /// Traces `job` (the caller holds its job slot), showing `observe` the assembler as
@@ -350,11 +422,6 @@ impl ClientLimiter {
 /// Whole seconds to wait, at least 1 (`Retry-After` takes integers).
 pub fn retry_after_secs(wait: Duration) -> u64 {
     (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
-}
-
-/// A trace in the shape the protocol promises: an outcome the client can show.
-pub fn is_traceable(trace: &Trace) -> bool {
-    !matches!(trace.outcome, replayground_shared::Outcome::Crashed { .. })
 }
 
 #[cfg(test)]

@@ -21,11 +21,10 @@ use tokenizers::Tokenizer;
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{AppState, RunError};
-use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
+use crate::app::{AppState, TraceFailure};
+use crate::jobs::{BUSY_RETRY_AFTER_S, RequestError, TraceJob};
 use crate::neural::infer::{NeuralDebugger, Sampling};
 use crate::neural::rollout::{self, Rollout};
-use crate::sandbox::SandboxError;
 
 /// The checkpoint this repository ships, relative to the checkout (`cargo xtask serve`).
 pub const BUNDLED_MODEL_DIR: &str = "models/neural-debugger-tiny";
@@ -404,23 +403,17 @@ async fn trace_again(
     cancel: &CancellationToken,
     client: std::net::IpAddr,
 ) -> Result<Option<replayground_shared::Trace>, Failure> {
-    let slot = tokio::select! {
-        slot = state.jobs.acquire(client, &state.shutdown.draining) => slot,
-        () = cancel.cancelled() => return Ok(None),
+    let permit = match state.job_slot(client, cancel).await {
+        Ok(permit) => permit,
+        Err(TraceFailure::Cancelled) => return Ok(None),
+        Err(failure) => return Err((failure.code(), failure.to_string())),
     };
-    let permit = slot.map_err(|e| match e {
-        QueueError::Full | QueueError::TimedOut => (ErrorCode::Busy, e.to_string()),
-        QueueError::ShuttingDown => (ErrorCode::ShuttingDown, e.to_string()),
-    })?;
     let run = state.run_trace(&job.trace, cancel, &mut |_| {}).await;
     drop(permit);
-    match run {
+    match run.map_err(TraceFailure::from) {
         Ok(run) => Ok(Some(run.trace)),
-        Err(RunError::Cancelled) => Ok(None),
-        Err(RunError::Sandbox(e @ SandboxError::Busy { .. })) => {
-            Err((ErrorCode::Busy, crate::http::trace::sentence(&e.to_string())))
-        }
-        Err(RunError::Sandbox(e)) => Err((ErrorCode::NoSandbox, crate::http::trace::sentence(&e.to_string()))),
+        Err(TraceFailure::Cancelled) => Ok(None),
+        Err(failure) => Err((failure.code(), failure.to_string())),
     }
 }
 

@@ -31,14 +31,13 @@ use replayground_shared::trace::Trace;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{AppState, RunError, retry_after_secs};
+use crate::app::{AppState, TraceFailure, retry_after_secs, showable};
 use crate::http::ClientIp;
 use crate::http::error::ApiError;
 use crate::http::repro::ReproJob;
 use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
 use crate::neural_session::PredictJob;
 use crate::runner::TraceAssembler;
-use crate::sandbox::SandboxError;
 
 /// A trace that runs longer than this between chunks streams what it has so far.
 const LIVE_FLUSH: Duration = Duration::from_millis(100);
@@ -649,6 +648,14 @@ impl JobContext {
             ServerMessage::Cancelled { seq: 0, job: self.id }
         }
     }
+
+    /// The message that ends a job that got no slot or no trace.
+    fn failed(&self, failure: &TraceFailure) -> ServerMessage {
+        match failure {
+            TraceFailure::Cancelled => self.cancelled(),
+            failure => self.error(failure.code(), failure.to_string()),
+        }
+    }
 }
 
 /// Runs a neural debugger job (`neural_session`): tokens, then `predict_end`.
@@ -679,16 +686,9 @@ async fn repro_job(context: JobContext, job: ReproJob) {
 
 async fn repro_job_messages(context: &JobContext, job: ReproJob) -> Option<ServerMessage> {
     let state = &context.state;
-    let slot = tokio::select! {
-        slot = state.jobs.acquire(context.client, &state.shutdown.draining) => slot,
-        () = context.cancel.cancelled() => return Some(context.cancelled()),
-    };
-    let _permit = match slot {
+    let _permit = match state.job_slot(context.client, &context.cancel).await {
         Ok(permit) => permit,
-        Err(e @ (QueueError::Full | QueueError::TimedOut)) => {
-            return Some(context.error(ErrorCode::Busy, e.to_string()));
-        }
-        Err(e @ QueueError::ShuttingDown) => return Some(context.error(ErrorCode::ShuttingDown, e.to_string())),
+        Err(failure) => return Some(context.failed(&failure)),
     };
     let deps = state.agent();
     let config = crate::repro::agent::AgentConfig {
@@ -741,14 +741,9 @@ async fn trace_job(context: JobContext, job: TraceJob) {
 
 async fn trace_job_messages(context: &JobContext, job: &TraceJob) -> ServerMessage {
     let state = &context.state;
-    let slot = tokio::select! {
-        slot = state.jobs.acquire(context.client, &state.shutdown.draining) => slot,
-        () = context.cancel.cancelled() => return context.cancelled(),
-    };
-    let permit = match slot {
+    let permit = match state.job_slot(context.client, &context.cancel).await {
         Ok(permit) => permit,
-        Err(e @ (QueueError::Full | QueueError::TimedOut)) => return context.error(ErrorCode::Busy, e.to_string()),
-        Err(e @ QueueError::ShuttingDown) => return context.error(ErrorCode::ShuttingDown, e.to_string()),
+        Err(failure) => return context.failed(&failure),
     };
     if !context
         .send(ServerMessage::TraceStart {
@@ -764,22 +759,10 @@ async fn trace_job_messages(context: &JobContext, job: &TraceJob) -> ServerMessa
         .run_trace(job, &context.cancel, &mut |assembler| live.observe(assembler))
         .await;
     drop(permit);
-    let trace = match run {
-        Ok(run) => run.trace,
-        Err(RunError::Cancelled) => return context.cancelled(),
-        Err(RunError::Sandbox(e @ SandboxError::Busy { .. })) => {
-            return context.error(ErrorCode::Busy, crate::http::trace::sentence(&e.to_string()));
-        }
-        Err(RunError::Sandbox(e)) => {
-            return context.error(ErrorCode::NoSandbox, crate::http::trace::sentence(&e.to_string()));
-        }
+    let trace = match run.map_err(TraceFailure::from).and_then(|run| showable(run.trace)) {
+        Ok(trace) => trace,
+        Err(failure) => return context.failed(&failure),
     };
-    if let replayground_shared::Outcome::Crashed { message } = &trace.outcome {
-        return context.error(
-            ErrorCode::CannotTrace,
-            format!("The program could not be traced: {}.", message.trim_end_matches('.')),
-        );
-    }
     let sent = live.sent;
     if !live.is_prefix_of(&trace) {
         return context.error(

@@ -9,14 +9,13 @@ use std::net::IpAddr;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use replayground_shared::Trace;
 use replayground_shared::protocol::TraceRequest;
-use replayground_shared::{Outcome, Trace};
 
 use super::ClientIp;
 use super::error::{ApiError, ApiJson};
-use crate::app::{AppState, RunError};
+use crate::app::{AppState, TraceFailure, showable};
 use crate::jobs::TraceJob;
-use crate::sandbox::SandboxError;
 
 #[tracing::instrument(skip_all, fields(code_bytes, outcome))]
 pub async fn trace(
@@ -27,42 +26,25 @@ pub async fn trace(
     tracing::Span::current().record("code_bytes", request.code.len());
     let job = TraceJob::try_from(request)?;
     let client = client.map_or(IpAddr::from([0, 0, 0, 0]), |Extension(ClientIp(ip))| ip);
-    let _permit = state.jobs.acquire(client, &state.shutdown.draining).await?;
-    let run = state
-        .run_trace(&job, &state.shutdown.cancel_jobs, &mut |_| {})
-        .await
-        .map_err(run_error)?;
-    let trace = run.trace;
+    let cancel = &state.shutdown.cancel_jobs;
+    let _permit = state.job_slot(client, cancel).await.map_err(api_error)?;
+    let run = state.run_trace(&job, cancel, &mut |_| {}).await;
+    let trace = run.map_err(|e| api_error(e.into()))?.trace;
     tracing::Span::current().record("outcome", crate::metrics::outcome_label(&trace.outcome));
-    if let Outcome::Crashed { message } = &trace.outcome {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!("The program could not be traced: {}.", message.trim_end_matches('.')),
-        ));
-    }
-    Ok(Json(trace))
+    Ok(Json(showable(trace).map_err(api_error)?))
 }
 
-pub(super) fn run_error(e: RunError) -> ApiError {
+/// The HTTP answer for a trace job that gave nothing to show.
+pub(super) fn api_error(e: TraceFailure) -> ApiError {
     match e {
-        RunError::Cancelled => ApiError::new(
+        TraceFailure::Cancelled => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "The server is shutting down and stopped this program; try again in a moment.",
         )
         .retry_after(5),
-        RunError::Sandbox(e @ SandboxError::Busy { .. }) => {
-            ApiError::new(StatusCode::TOO_MANY_REQUESTS, sentence(&e.to_string())).retry_after(5)
-        }
-        RunError::Sandbox(e) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, sentence(&e.to_string())),
-    }
-}
-
-/// A sandbox message as a sentence: capitalised, ending in a full stop.
-pub(crate) fn sentence(message: &str) -> String {
-    let message = message.trim().trim_end_matches('.');
-    let mut chars = message.chars();
-    match chars.next() {
-        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
-        None => "The sandbox failed.".to_owned(),
+        TraceFailure::Queue(e) => e.into(),
+        TraceFailure::SandboxBusy(message) => ApiError::new(StatusCode::TOO_MANY_REQUESTS, message).retry_after(5),
+        TraceFailure::NoSandbox(message) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message),
+        TraceFailure::CannotTrace(message) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, message),
     }
 }
