@@ -583,37 +583,8 @@ fn agent_deps(state: &AppState, args: &ServeArgs) -> anyhow::Result<crate::repro
     use crate::repro::embed::{CrossEncoder, Embedder};
     let llm = crate::repro::llm::resolve(args.llm.as_deref())
         .with_context(|| "cannot use the LLM of --llm (REPLAYGROUND_LLM); `--llm rules` runs without one")?;
-    let embedder = match &args.embeddings {
-        Some(dir) => Some(Arc::new(Embedder::load(dir).with_context(|| {
-            format!(
-                "cannot load the embedding model in {}; check --embeddings",
-                dir.display()
-            )
-        })?)),
-        None if args.no_embeddings => {
-            tracing::info!("reproduction agent: --no-embeddings, ranking by BM25 only");
-            None
-        }
-        None => match Embedder::locate().map(|dir| (Embedder::load(&dir), dir)) {
-            Some((Ok(embedder), dir)) => {
-                tracing::info!(dir = %dir.display(), "reproduction agent: embedding model ready");
-                Some(Arc::new(embedder))
-            }
-            Some((Err(e), dir)) => {
-                tracing::warn!(
-                    "reproduction agent: the embedding model in {} does not load ({e}); ranking by BM25 only",
-                    dir.display()
-                );
-                None
-            }
-            None => {
-                tracing::info!(
-                    "reproduction agent: no embedding model (cargo xtask setup installs one); ranking by BM25 only"
-                );
-                None
-            }
-        },
-    };
+    let embedder = Embedder::resolve(args.embeddings.as_deref(), args.no_embeddings)
+        .with_context(|| "cannot load the embedding model of --embeddings")?;
     let reranker = match &args.reranker {
         Some(dir) => Some(Arc::new(CrossEncoder::load(dir).with_context(|| {
             format!("cannot load the reranker in {}; check --reranker", dir.display())

@@ -889,24 +889,7 @@ pub async fn command(
             eprintln!("{line}");
         }
     };
-    let embedder = if let Some(dir) = Embedder::locate() {
-        let loaded = tokio::task::spawn_blocking(move || Embedder::load(&dir).map_err(|e| (dir, e))).await?;
-        match loaded {
-            Ok(embedder) => Some(Arc::new(embedder)),
-            Err((dir, e)) => {
-                notes(&format!(
-                    "the embedding model in {} cannot be loaded ({e}); going on without it",
-                    dir.display()
-                ));
-                None
-            }
-        }
-    } else {
-        notes(
-            "no embedding model found (run `cargo xtask setup` or set REPLAYGROUND_EMBEDDINGS): BM25 retrieval and word-overlap relevance only",
-        );
-        None
-    };
+    let embedder = tokio::task::spawn_blocking(|| Embedder::resolve(None, false)).await??;
     let reranker = match &args.reranker {
         Some(dir) => Some(Arc::new(CrossEncoder::load(dir)?)),
         None => None,

@@ -938,22 +938,10 @@ pub async fn command(
     if let Some(limit) = args.limit {
         cases.truncate(limit);
     }
-    let located = if args.no_embeddings { None } else { Embedder::locate() };
-    let embedder = match located {
-        Some(dir) => {
-            let loaded = tokio::task::spawn_blocking(move || Embedder::load(&dir)).await?;
-            Some(Arc::new(
-                loaded.context("loading the sentence embedder for dense retrieval")?,
-            ))
-        }
-        None if args.no_embeddings => None,
-        None => {
-            tracing::warn!(
-                "no sentence embedder: retrieval ranks by BM25 alone (run `cargo xtask setup` to fetch all-MiniLM-L6-v2)"
-            );
-            None
-        }
-    };
+    let disabled = args.no_embeddings;
+    let embedder = tokio::task::spawn_blocking(move || Embedder::resolve(None, disabled))
+        .await?
+        .context("loading the sentence embedder for dense retrieval")?;
     let llm =
         super::llm::resolve(args.llm.as_deref())?.map(|llm| (args.llm.clone().unwrap_or_else(|| llm.name()), llm));
     let config = BenchConfig {

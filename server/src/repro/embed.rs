@@ -134,6 +134,39 @@ impl Embedder {
         dir.join("model.safetensors").is_file().then_some(dir)
     }
 
+    /// The embedder every command of the agent uses (`serve`, `repro`, `bench-repro`):
+    /// `explicit` (`--embeddings DIR`) must load; none when `disabled` (`--no-embeddings`);
+    /// else the installed default, and a default that does not load is one warning. Without
+    /// one, retrieval ranks by BM25 and relevance is word overlap.
+    pub fn resolve(explicit: Option<&Path>, disabled: bool) -> Result<Option<std::sync::Arc<Self>>, EmbedError> {
+        if let Some(dir) = explicit {
+            return Ok(Some(std::sync::Arc::new(Self::load(dir)?)));
+        }
+        if disabled {
+            tracing::info!("reproduction agent: --no-embeddings, ranking by BM25 only");
+            return Ok(None);
+        }
+        let Some(dir) = Self::locate() else {
+            tracing::info!(
+                "reproduction agent: no embedding model (`cargo xtask setup` installs all-MiniLM-L6-v2, or set {MODEL_ENV}); ranking by BM25 only"
+            );
+            return Ok(None);
+        };
+        match Self::load(&dir) {
+            Ok(embedder) => {
+                tracing::info!(dir = %dir.display(), "reproduction agent: embedding model ready");
+                Ok(Some(std::sync::Arc::new(embedder)))
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "reproduction agent: the embedding model in {} does not load ({e}); ranking by BM25 only",
+                    dir.display()
+                );
+                Ok(None)
+            }
+        }
+    }
+
     /// Embeds each text (cut at 256 tokens) into an L2-normalised vector.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         // Similar lengths in one batch waste less work on padding.
