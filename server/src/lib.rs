@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod neural;
 pub mod neural_session;
+pub mod python;
 pub mod repro;
 pub mod runner;
 pub mod sandbox;

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tree_sitter::Node;
 
 use super::generator::Program;
-use crate::repro::chunk;
+use crate::python;
 
 /// Bodies longer than this make traces too long for the model's context.
 const MAX_FUNCTION_LINES: usize = 40;
@@ -100,7 +100,7 @@ pub fn add_wheel(name: &str, bytes: &[u8], seed: u64, out: &mut PypiPrograms) {
     out.archives_used += 1;
     for (path, source) in files.iter().filter(|(path, _)| has_extension(path, "py")) {
         for (function, program) in module_programs(source, &mut out.functions_seen) {
-            let qualified = format!("{}:{function}", chunk::module_name(path));
+            let qualified = format!("{}:{function}", python::module_name(path));
             let fn_seed = seed ^ name_hash(&qualified);
             let mut rng = ChaCha8Rng::seed_from_u64(fn_seed);
             let call = program.call(&mut rng);
@@ -158,7 +158,7 @@ struct Callable {
 
 /// The eligible top-level functions of a module (name, callable), counting all it sees.
 fn module_programs(source: &str, seen: &mut u64) -> Vec<(String, Callable)> {
-    let Some(tree) = chunk::parse(source) else {
+    let Some(tree) = python::parse(source) else {
         return Vec::new();
     };
     let root = tree.root_node();

@@ -445,7 +445,7 @@ async fn run(
     }
 
     let project_modules: Vec<String> = project.as_ref().map_or_else(Vec::new, |p| {
-        p.python_files().map(|f| super::chunk::module_name(&f.path)).collect()
+        p.python_files().map(|f| crate::python::module_name(&f.path)).collect()
     });
     let project_ref = project.clone();
     let contexts = match project {

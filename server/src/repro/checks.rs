@@ -22,12 +22,12 @@ use replayground_shared::repro::{CheckKind, CheckVerdict, RestructuredReport, Sy
 use serde::Deserialize;
 use tokio::io::AsyncWriteExt as _;
 
-use super::chunk::parse;
 use super::embed::{Embedder, cosine};
 use super::llm::{ChatMessage, GenParams, Llm, LlmTask};
 use super::report::{Traceback, classify, json_in_answer, parse_traceback};
 use crate::neural::rollout::RolloutEnd;
 use crate::neural_session::NeuralService;
+use crate::python::parse;
 use crate::sandbox::{Job, RunLimits, Sandbox, SandboxError, Termination};
 
 /// A candidate is accepted at this combined score.

@@ -4,7 +4,9 @@
 //! the chunks that parse.
 
 use replayground_shared::repro::ChunkKind;
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::Node;
+
+use crate::python::{module_name, parse};
 
 use super::project::Project;
 
@@ -22,21 +24,6 @@ pub struct Chunk {
     /// statements for a module), 1-based and inclusive.
     pub spans: Vec<(u32, u32)>,
     pub text: String,
-}
-
-/// Parses Python source; `None` only if tree-sitter gives up (cancelled or no language).
-pub fn parse(source: &str) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
-    parser.parse(source, None)
-}
-
-/// The dotted module name of a project path: `pkg/train.py` → `pkg.train`,
-/// `pkg/__init__.py` → `pkg`.
-pub fn module_name(path: &str) -> String {
-    let stem = path.strip_suffix(".py").unwrap_or(path);
-    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
-    stem.replace('/', ".")
 }
 
 /// 1-based first and last line of a node.

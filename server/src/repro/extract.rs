@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use tree_sitter::Node;
 
-use super::chunk::{definition_of, line_text, lines_of, module_name, parse};
+use super::chunk::{definition_of, line_text, lines_of};
 use super::project::Project;
+use crate::python::{module_name, parse};
 
 /// How deep calls are followed from the chunk into the project's helpers.
 const MAX_DEPENDENCY_DEPTH: usize = 3;

@@ -23,10 +23,10 @@ use replayground_shared::repro::{
 };
 
 use super::checks::{RuffDiagnostic, RunObservation};
-use super::chunk::parse;
 use super::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
 use super::project::{Project, SourceFile};
 use super::report::{code_snippets, looks_like_python, report_text};
+use crate::python::parse;
 use crate::sandbox::Termination;
 
 /// A candidate script and the edits or reasons behind it.
