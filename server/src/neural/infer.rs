@@ -16,14 +16,13 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
 use candle_transformers::generation::{LogitsProcessor, Sampling as CandleSampling};
 use candle_transformers::models::qwen2::ModelForCausalLM;
 use replayground_shared::trace_lang::{self, StateLineMachine, Trajectory, normalize_state, parse_state};
 use replayground_shared::{Action, State};
 use tokenizers::Tokenizer;
 
-use super::model::Qwen2Config;
+use super::model::{Qwen2Checkpoint, Qwen2Config};
 
 /// How to pick tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,30 +112,12 @@ impl NeuralDebugger {
 
     /// Loads a model directory onto `device` (see [`super::device::choose`]).
     pub fn load_on(dir: &Path, device: &Device) -> anyhow::Result<Self> {
-        let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name)).map_err(|e| {
-                anyhow::anyhow!("{} has no readable {name} ({e}); a model directory needs config.json, tokenizer.json and *.safetensors", dir.display())
-            })
-        };
-        let config: Qwen2Config = serde_json::from_str(&read("config.json")?)
-            .map_err(|e| anyhow::anyhow!("{}/config.json is not a Qwen2 configuration: {e}", dir.display()))?;
-        let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| anyhow::anyhow!("{}/tokenizer.json cannot be read: {e}", dir.display()))?;
-        let mut weights: Vec<_> = std::fs::read_dir(dir)?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "safetensors") && !p.ends_with("optimizer.safetensors"))
-            .collect();
-        weights.sort();
-        anyhow::ensure!(!weights.is_empty(), "{} has no *.safetensors weights", dir.display());
+        let Qwen2Checkpoint {
+            model,
+            tokenizer,
+            config,
+        } = Qwen2Checkpoint::load(dir, device).map_err(|detail| anyhow::anyhow!("{}: {detail}", dir.display()))?;
         let device = device.clone();
-        let mut tensors = HashMap::new();
-        for file in &weights {
-            tensors.extend(candle_core::safetensors::load(file, &device)?);
-        }
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let model = ModelForCausalLM::new(&config.to_candle(), vb)
-            .map_err(|e| anyhow::anyhow!("the weights in {} do not fit config.json: {e}", dir.display()))?;
         let token_bytes = token_bytes(&tokenizer);
         Ok(Self {
             model,

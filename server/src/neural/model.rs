@@ -70,6 +70,55 @@ fn default_dtype() -> String {
     "float32".to_owned()
 }
 
+/// A Qwen2-family checkpoint directory loaded for inference: the neural debugger's own
+/// models and any Hugging Face Qwen2 folder the agent's `candle:DIR` backend is given.
+pub struct Qwen2Checkpoint {
+    pub model: candle_transformers::models::qwen2::ModelForCausalLM,
+    pub tokenizer: tokenizers::Tokenizer,
+    pub config: Qwen2Config,
+}
+
+impl Qwen2Checkpoint {
+    /// Loads `dir` (`config.json`, `tokenizer.json`, `*.safetensors`; a training run's
+    /// `optimizer.safetensors` is not weights) onto `device`. The error names the file
+    /// that is missing or wrong, without the folder (the caller says which).
+    pub fn load(dir: &std::path::Path, device: &Device) -> std::result::Result<Self, String> {
+        let config = std::fs::read_to_string(dir.join("config.json")).map_err(|e| {
+            format!(
+                "no readable config.json ({e}); a model directory needs config.json, tokenizer.json and *.safetensors"
+            )
+        })?;
+        let config: Qwen2Config =
+            serde_json::from_str(&config).map_err(|e| format!("config.json is not a Qwen2 configuration: {e}"))?;
+        let tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| format!("tokenizer.json cannot be read: {e}"))?;
+        let mut weights: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| e.to_string())?
+            .filter_map(std::result::Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "safetensors") && !p.ends_with("optimizer.safetensors"))
+            .collect();
+        weights.sort();
+        if weights.is_empty() {
+            return Err("there are no *.safetensors weights".into());
+        }
+        let mut tensors = std::collections::HashMap::new();
+        for file in &weights {
+            let loaded = candle_core::safetensors::load(file, device)
+                .map_err(|e| format!("{} cannot be read: {e}", file.display()))?;
+            tensors.extend(loaded);
+        }
+        let vb = VarBuilder::from_tensors(tensors, DType::F32, device);
+        let model = candle_transformers::models::qwen2::ModelForCausalLM::new(&config.to_candle(), vb)
+            .map_err(|e| format!("the weights do not fit config.json: {e}"))?;
+        Ok(Self {
+            model,
+            tokenizer,
+            config,
+        })
+    }
+}
+
 impl Qwen2Config {
     /// A small configuration for this project's from-scratch models.
     pub fn small(vocab_size: usize, hidden_size: usize, layers: usize, heads: usize, context: usize) -> Self {

@@ -27,7 +27,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
 use candle_transformers::generation::{LogitsProcessor, Sampling};
 use candle_transformers::models::qwen2::ModelForCausalLM;
 use eventsource_stream::Eventsource as _;
@@ -36,9 +35,10 @@ use serde::{Deserialize, Serialize};
 use tokenizers::Tokenizer;
 
 use replayground_llm::catalogue::{self, QWEN_CODER_0_5B};
+use replayground_llm::stream::TokenStream;
 use replayground_llm::{GenerationParams, LocalLlm};
 
-use crate::neural::model::Qwen2Config;
+use crate::neural::model::Qwen2Checkpoint;
 use crate::sandbox::BoxFuture;
 
 /// The chat types of the embedded runtime serve every backend.
@@ -355,35 +355,11 @@ impl CandleLlm {
             dir: dir.display().to_string(),
             detail,
         };
-        let config_text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| {
-            fail(format!(
-                "no readable config.json ({e}); a model directory needs config.json, tokenizer.json and *.safetensors"
-            ))
-        })?;
-        let config: Qwen2Config = serde_json::from_str(&config_text)
-            .map_err(|e| fail(format!("config.json is not a Qwen2 configuration: {e}")))?;
-        let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| fail(format!("tokenizer.json cannot be read: {e}")))?;
-        let mut weights: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| fail(e.to_string()))?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "safetensors") && !p.ends_with("optimizer.safetensors"))
-            .collect();
-        weights.sort();
-        if weights.is_empty() {
-            return Err(fail("there are no *.safetensors weights".into()));
-        }
-        let device = Device::Cpu;
-        let mut tensors = HashMap::new();
-        for file in &weights {
-            let loaded = candle_core::safetensors::load(file, &device)
-                .map_err(|e| fail(format!("{} cannot be read: {e}", file.display())))?;
-            tensors.extend(loaded);
-        }
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let model = ModelForCausalLM::new(&config.to_candle(), vb)
-            .map_err(|e| fail(format!("the weights do not fit config.json: {e}")))?;
+        let Qwen2Checkpoint {
+            model,
+            tokenizer,
+            config,
+        } = Qwen2Checkpoint::load(dir, &Device::Cpu).map_err(fail)?;
         let mut stop_ids: Vec<u32> = ["<|im_end|>", "<|endoftext|>"]
             .iter()
             .filter_map(|t| tokenizer.token_to_id(t))
@@ -396,7 +372,7 @@ impl CandleLlm {
                 tokenizer,
                 max_positions: config.max_position_embeddings,
                 stop_ids,
-                device,
+                device: Device::Cpu,
             })),
         })
     }
@@ -437,10 +413,17 @@ impl CandleModel {
             .and_then(|t| t.unsqueeze(0))
             .map_err(|e| e.to_string())?;
         let mut position = 0;
-        let mut generated: Vec<u32> = Vec::new();
-        let mut sent = 0usize;
+        let mut stream = TokenStream::new(&self.tokenizer);
         let mut text = String::new();
-        while generated.len() < budget && position + input.dims().last().copied().unwrap_or(0) < self.max_positions {
+        let mut send = |piece: Option<String>| {
+            if let Some(piece) = piece {
+                out(&piece);
+                text.push_str(&piece);
+            }
+        };
+        while stream.tokens().len() < budget
+            && position + input.dims().last().copied().unwrap_or(0) < self.max_positions
+        {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -456,21 +439,12 @@ impl CandleModel {
             if self.stop_ids.contains(&next) {
                 break;
             }
-            generated.push(next);
-            // Decode everything so far and send the new suffix once it is whole characters.
-            let decoded = self.tokenizer.decode(&generated, true).map_err(|e| e.to_string())?;
-            if decoded.len() > sent && !decoded.ends_with('\u{fffd}') && decoded.is_char_boundary(sent) {
-                out(&decoded[sent..]);
-                sent = decoded.len();
-            }
-            text = decoded;
+            send(stream.push(next).map_err(|e| e.to_string())?);
             input = Tensor::new(&[next], &self.device)
                 .and_then(|t| t.unsqueeze(0))
                 .map_err(|e| e.to_string())?;
         }
-        if text.len() > sent && text.is_char_boundary(sent) {
-            out(&text[sent..]);
-        }
+        send(stream.finish().map_err(|e| e.to_string())?);
         Ok(text)
     }
 }
