@@ -693,6 +693,28 @@ async fn run(
     outcome
 }
 
+/// How many candidates the agent may try: `repro` and `bench-repro` take the same flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SearchBudget {
+    /// Candidates per context.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub attempts: u32,
+    /// Contexts tried.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub contexts: usize,
+}
+
+impl SearchBudget {
+    /// The default configuration with this budget (at least one of each).
+    pub fn config(&self) -> AgentConfig {
+        AgentConfig {
+            attempts_per_context: self.attempts.max(1),
+            max_contexts: self.contexts.max(1),
+            ..AgentConfig::default()
+        }
+    }
+}
+
 /// `replayground repro`: the agent on the command line.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReproArgs {
@@ -713,12 +735,8 @@ pub struct ReproArgs {
     /// Switch a stage off (repeatable): context, restructure, plan, structural, static, relevance, runtime, refine.
     #[arg(long, value_name = "STAGE")]
     pub ablate: Vec<Stage>,
-    /// Candidates per context.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub attempts: u32,
-    /// Contexts tried.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub contexts: usize,
+    #[command(flatten)]
+    pub budget: SearchBudget,
     /// Write the final script here.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -917,9 +935,7 @@ pub async fn command(
     };
     let config = AgentConfig {
         ablate: args.ablate.iter().copied().collect(),
-        attempts_per_context: args.attempts.max(1),
-        max_contexts: args.contexts.max(1),
-        ..AgentConfig::default()
+        ..args.budget.config()
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel(256);
     let cancel = CancellationToken::new();

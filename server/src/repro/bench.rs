@@ -905,12 +905,8 @@ pub struct BenchReproArgs {
     /// Only the first N cases, in name order.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-    /// Candidates per context (as `repro --attempts`).
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub attempts: u32,
-    /// Contexts tried (as `repro --contexts`).
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub contexts: usize,
+    #[command(flatten)]
+    pub budget: super::agent::SearchBudget,
     /// Cases run at once.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
@@ -947,11 +943,7 @@ pub async fn command(
     let config = BenchConfig {
         sandbox,
         python: python.to_path_buf(),
-        agent: AgentConfig {
-            attempts_per_context: args.attempts.max(1),
-            max_contexts: args.contexts.max(1),
-            ..AgentConfig::default()
-        },
+        agent: args.budget.config(),
         embedder,
         llm,
         variants: Variant::list(&args.ablate, args.compare_ablations),
