@@ -403,15 +403,12 @@ async fn trace_again(
     cancel: &CancellationToken,
     client: std::net::IpAddr,
 ) -> Result<Option<replayground_shared::Trace>, Failure> {
-    let permit = match state.job_slot(client, cancel).await {
-        Ok(permit) => permit,
-        Err(TraceFailure::Cancelled) => return Ok(None),
-        Err(failure) => return Err((failure.code(), failure.to_string())),
+    let traced = async {
+        let _permit = state.job_slot(client, cancel).await?;
+        Ok::<_, TraceFailure>(state.run_trace(&job.trace, cancel, &mut |_| {}).await?.trace)
     };
-    let run = state.run_trace(&job.trace, cancel, &mut |_| {}).await;
-    drop(permit);
-    match run.map_err(TraceFailure::from) {
-        Ok(run) => Ok(Some(run.trace)),
+    match traced.await {
+        Ok(trace) => Ok(Some(trace)),
         Err(TraceFailure::Cancelled) => Ok(None),
         Err(failure) => Err((failure.code(), failure.to_string())),
     }
