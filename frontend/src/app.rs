@@ -19,6 +19,7 @@ use crate::debugger::{
 use crate::editor::{CodeEditor, Outline, ProblemList};
 use crate::examples::{EXAMPLES, Example};
 use crate::neural_view::{NeuralMode, NeuralPanel};
+use crate::predict::{PREDICT_QUERY, PredictMode, asks_for_predict_mode};
 use crate::sharing::{self, LinkTarget};
 use crate::state_tree_view::data_of;
 use crate::syntax::{Analysis, push_escaped};
@@ -227,6 +228,9 @@ pub fn App() -> impl IntoView {
         }
     });
     provide_context(page.neural);
+    let location = window().location();
+    let predict = PredictMode::new(asks_for_predict_mode(&location.search().unwrap_or_default()));
+    provide_context(predict);
     let Playground {
         code,
         stdin,
@@ -250,7 +254,6 @@ pub fn App() -> impl IntoView {
     let toggle_theme = use_theme();
 
     // Open what the address asks for: a fragment view or a short link.
-    let location = window().location();
     match sharing::link_target(
         &location.pathname().unwrap_or_default(),
         &location.hash().unwrap_or_default(),
@@ -307,21 +310,22 @@ pub fn App() -> impl IntoView {
                 Err(message) => return link_error.set(Some(message)),
             };
             let origin = window().location().origin().unwrap_or_default();
+            let path = format!("/{}#{fragment}", predict_query(predict));
             if let Ok(history) = window().history() {
-                let _ =
-                    history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("/#{fragment}")));
+                let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path));
             }
             link_error.set(None);
             short_link.set(None);
             copied.set(None);
-            share_link.set(Some(format!("{origin}/#{fragment}")));
+            share_link.set(Some(format!("{origin}{path}")));
         });
     };
     let make_short = move || {
         let view = page.view();
         let origin = window().location().origin().unwrap_or_default();
         spawn_local(async move {
-            short_link.set(Some(sharing::create_short_link(&origin, &view).await));
+            let link = sharing::create_short_link(&origin, &view).await;
+            short_link.set(Some(link.map(|url| url + predict_query(predict))));
         });
     };
     let copy = move |text: String| {
@@ -346,7 +350,17 @@ pub fn App() -> impl IntoView {
         })
     });
     let stale = move || session.with(|s| s.as_ref().is_some_and(|s| code.with(|c| *c != s.code)));
-    let readonly = Signal::derive(move || presenting.get());
+    // While predicting, a click in the code picks a line instead of moving into the text.
+    let predicting = move || predict.on.get() && session.with(Option::is_some) && !stale();
+    let readonly = Signal::derive(move || presenting.get() || predicting());
+    let guess_line = Signal::derive(move || predicting().then(|| predict.line.get()).flatten());
+    let on_pick = Callback::new(move |line: u32| {
+        let picking = predicting();
+        if picking {
+            predict.line.set(Some(line));
+        }
+        picking
+    });
 
     view! {
         <div class="app" class:presenting=move || presenting.get() class:advanced=move || advanced.get()>
@@ -427,7 +441,10 @@ pub fn App() -> impl IntoView {
                         let for_copy = link.clone();
                         view! {
                             <section class="share-panel" data-testid="share-panel" aria-label="Share this view">
-                                <label for="share-link">"Link to this view (code, input, breakpoints, step)"</label>
+                                <label for="share-link">
+                                    "Link to this view (code, input, breakpoints, step"
+                                    {move || if predict.on.get() { "; opens in predict mode)" } else { ")" }}
+                                </label>
                                 <div class="share-row">
                                     <input id="share-link" data-testid="share-link" readonly prop:value=link />
                                     <button type="button" on:click=move |_| copy(for_copy.clone())>
@@ -536,6 +553,8 @@ pub fn App() -> impl IntoView {
                             })
                             textarea
                             readonly
+                            guess_line
+                            on_pick
                         />
                     </div>
                     <div class="stdin-box">
@@ -581,6 +600,15 @@ pub fn App() -> impl IntoView {
                 </section>
             </main>
         </div>
+    }
+}
+
+/// The query that makes a link open in predict mode, while it is on.
+fn predict_query(predict: PredictMode) -> &'static str {
+    if predict.on.get_untracked() {
+        PREDICT_QUERY
+    } else {
+        ""
     }
 }
 

@@ -15,6 +15,7 @@ use replayground_shared::text::group_thousands;
 use replayground_shared::{Action, EventKind, Limit, Outcome, StateTree, Stop};
 use wasm_bindgen::JsCast;
 
+use crate::predict::{PredictMode, PredictPanel};
 use crate::state_tree_view::{StateTreeView, data_of, refocus};
 use crate::stop_view::{StopView, call_stack_html, function_label};
 use crate::syntax::push_escaped;
@@ -292,6 +293,8 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
         }
     });
     let vars_session = Arc::clone(&session);
+    let predict_session = Arc::clone(&session);
+    let predict = use_context::<PredictMode>();
     let tree_session = Arc::clone(&session);
 
     // A program that did not run (a syntax error) has nothing to step through: CSS hides
@@ -337,6 +340,21 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                         }
                     })
                     .collect_view()}
+                {predict
+                    .map(|mode| {
+                        view! {
+                            <button
+                                type="button"
+                                class="predict-toggle"
+                                data-testid="predict-toggle"
+                                title="Predict mode: before each step, say which line runs next; then see the neural debugger's guess and the real run"
+                                aria-pressed=move || mode.on.get().to_string()
+                                on:click=move |_| mode.on.update(|on| *on = !*on)
+                            >
+                                "Predict"
+                            </button>
+                        }
+                    })}
                 <button
                     type="button"
                     class="advanced-toggle"
@@ -352,6 +370,10 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                     "Advanced"
                 </button>
             </div>
+            {predict
+                .map(|mode| {
+                    view! { <PredictPanel session=Arc::clone(&predict_session) stop act mode /> }
+                })}
             <div class="timeline">
                 <label class="visually-hidden" for="timeline">
                     "Timeline: every event of the run"

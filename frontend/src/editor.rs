@@ -220,6 +220,12 @@ pub fn indent_after_newline(before: &str) -> String {
     indent
 }
 
+/// The 1-based line of the editor's caret.
+fn caret_line(area: &HtmlTextAreaElement) -> u32 {
+    let caret = area.selection_start().ok().flatten().unwrap_or(0) as usize;
+    area.value().encode_utf16().take(caret).filter(|&u| u == 10).count() as u32 + 1
+}
+
 /// Replaces `[start, end)` (UTF-16) with `text` the way typing would, so the browser's
 /// undo stack keeps it; falls back to a plain replacement where `insertText` is missing.
 fn insert_text(textarea: &HtmlTextAreaElement, start: u32, end: u32, text: &str) -> bool {
@@ -247,6 +253,13 @@ pub fn CodeEditor(
     on_run: Callback<()>,
     textarea: NodeRef<Textarea>,
     #[prop(optional)] readonly: Option<Signal<bool>>,
+    /// Predict mode's guessed line, marked in the code.
+    #[prop(optional)]
+    guess_line: Option<Signal<Option<u32>>>,
+    /// A click on a line (code or gutter); answers whether it picked that line (predict
+    /// mode), in which case the gutter sets no breakpoint.
+    #[prop(optional)]
+    on_pick: Option<Callback<u32, bool>>,
 ) -> impl IntoView {
     let document = StoredValue::new_local(SyntaxDocument::new(&code.get_untracked()));
     analysis.set(document.with_value(|d| d.analysis().clone()));
@@ -338,14 +351,7 @@ pub fn CodeEditor(
                 // The keyboard's way to the gutter: toggle a breakpoint on the caret's line.
                 ev.prevent_default();
                 let Some(area) = textarea.get_untracked() else { return };
-                let text = area.value();
-                let caret = area.selection_start().ok().flatten().unwrap_or(0) as usize;
-                let before: String = text
-                    .encode_utf16()
-                    .take(caret)
-                    .map(|u| if u == 10 { '\n' } else { 'x' })
-                    .collect();
-                let line = before.matches('\n').count() as u32 + 1;
+                let line = caret_line(&area);
                 if analysis.with_untracked(|a| a.statement_lines.contains(&line)) {
                     breakpoints.update(|b| {
                         if !b.remove(&line) {
@@ -388,7 +394,9 @@ pub fn CodeEditor(
                             .and_then(|e| e.closest("[data-line]").ok().flatten())
                             .and_then(|e| e.get_attribute("data-line"))
                             .and_then(|l| l.parse::<u32>().ok());
-                        if let Some(line) = line {
+                        if let Some(line) = line
+                            && !on_pick.is_some_and(|pick| pick.run(line))
+                        {
                             breakpoints.update(|b| if !b.remove(&line) { b.insert(line); });
                         }
                     }
@@ -402,6 +410,19 @@ pub fn CodeEditor(
                                     <div
                                         class="line-marker"
                                         node_ref=marker_ref
+                                        aria-hidden="true"
+                                        style=format!("--line: {}", line.saturating_sub(1))
+                                    ></div>
+                                }
+                            })
+                    }}
+                    {move || {
+                        guess_line
+                            .and_then(|g| g.get())
+                            .map(|line| {
+                                view! {
+                                    <div
+                                        class="line-marker guess"
                                         aria-hidden="true"
                                         style=format!("--line: {}", line.saturating_sub(1))
                                     ></div>
@@ -427,6 +448,11 @@ pub fn CodeEditor(
                             code.set(event_target_value(&ev));
                         }
                         on:keydown=on_keydown
+                        on:click=move |_| {
+                            if let (Some(pick), Some(area)) = (on_pick, textarea.get_untracked()) {
+                                pick.run(caret_line(&area));
+                            }
+                        }
                     ></textarea>
                 </div>
             </div>

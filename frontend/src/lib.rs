@@ -12,6 +12,7 @@ pub mod editor;
 pub mod examples;
 pub mod heap;
 pub mod neural_view;
+pub mod predict;
 pub mod repro;
 pub mod sharing;
 pub mod socket;

@@ -79,7 +79,7 @@ pub struct FieldRow {
 }
 
 /// The variables a state shows: the globals at module level, else the locals.
-fn shown(state: &State) -> &[(String, String)] {
+pub(crate) fn shown(state: &State) -> &[(String, String)] {
     let vars = if state.depth == Some(0) {
         &state.globals
     } else {

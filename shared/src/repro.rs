@@ -290,6 +290,10 @@ pub struct CheckVerdict {
     /// The program could not run here and its behaviour was approximated.
     #[serde(default)]
     pub approximated: bool,
+    /// The package the program needs that this machine lacks (a runtime check that could
+    /// not run), so the page can say why in a few words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
 }
 
 /// How a reproduction run ended.

@@ -637,6 +637,125 @@ done = True
     }
   });
 
+  // Predict mode (issue 14, item 8): a learner guesses the next line and a value first.
+  const PREDICT_PROGRAM = 'x = 1\ny = x + 1\nprint(y)\n';
+  const predictResult = async (p) => {
+    // The model's column fills in once the neural debugger answered (or said why it cannot).
+    await p.waitForFunction((id) => !/…/.test(document.querySelector(`[data-testid="${id}"]`)?.textContent ?? '…'),
+      'predict-model-line', { timeout: 120_000 });
+    return {
+      you: await text(p, 'predict-you-line'),
+      model: await text(p, 'predict-model-line'),
+      real: await text(p, 'predict-real-line'),
+    };
+  };
+  await check('predict mode: the guess, the neural debugger and the real run side by side, scored; links open in it', async () => {
+    const p = await openPage(browser, `${BASE}/`, { advanced: false });
+    try {
+      await p.fill($('editor'), PREDICT_PROGRAM);
+      await p.fill($('stdin'), '');
+      await runProgram(p);
+      assert.equal(await p.locator($('predict-panel')).count(), 0, 'off until asked for');
+      await p.click($('predict-toggle'));
+      assert.equal(await p.locator($('predict-toggle')).getAttribute('aria-pressed'), 'true');
+      await p.waitForSelector($('predict-panel'));
+      // A click on line 2 of the code picks it, and the editor marks it.
+      const box = await p.locator($('editor')).boundingBox();
+      await p.mouse.click(box.x + 60, box.y + 8 + 21 + 10);
+      assert.equal(await p.locator($('predict-line')).inputValue(), '2');
+      assert.equal(await p.locator('.line-marker.guess').count(), 1);
+      assert.equal(await p.locator($('editor')).inputValue(), PREDICT_PROGRAM, 'the click typed nothing');
+      await p.fill($('predict-value'), 'x = 1');
+      await p.click($('predict-check'));
+      assert.equal(await text(p, 'current-line'), '2', 'Check took the step');
+      let result = await predictResult(p);
+      assert.equal(result.you, '2 ✓');
+      assert.equal(result.real, '2');
+      assert.match(result.model, /^(\d+ [✓✗]|the end [✓✗]|no answer ✗|—)$/);
+      assert.equal(await text(p, 'predict-you-value'), '1 ✓');
+      assert.equal(await text(p, 'predict-real-value'), '1');
+      assert.match(await text(p, 'predict-real'), /About to run line 2/);
+      // Keyboard only: the focus is back on the line box; a wrong value this time.
+      assert.equal(await p.evaluate(() => document.activeElement?.dataset.testid), 'predict-line');
+      await p.keyboard.type('3');
+      await p.keyboard.press('Tab');
+      await p.keyboard.type('y = 3');
+      await p.keyboard.press('Enter');
+      assert.equal(await text(p, 'current-line'), '3');
+      result = await predictResult(p);
+      assert.equal(result.you, '3 ✓');
+      assert.equal(await text(p, 'predict-you-value'), '3 ✗');
+      assert.equal(await text(p, 'predict-real-value'), '2');
+      assert.match(await text(p, 'predict-score'), /^You: lines 2\/2, values 1\/2( · neural debugger: lines \d\/2, values \d\/2)?$/);
+      await shot(p, '25-predict-mode');
+      await p.setViewportSize({ width: 390, height: 844 });
+      await p.locator($('predict-panel')).scrollIntoViewIfNeeded();
+      const width = await p.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 390, `the page is ${width} px wide in predict mode`);
+      await shot(p, '26-predict-mode-phone');
+      await p.setViewportSize({ width: 1280, height: 720 });
+      // A guess needs a line; a value must read name = value.
+      await p.fill($('predict-value'), 'nonsense');
+      await p.click($('predict-check'));
+      assert.match(await text(p, 'predict-problem'), /next/);
+      await p.fill($('predict-line'), '4');
+      await p.click($('predict-check'));
+      assert.match(await text(p, 'predict-problem'), /name = value/);
+      assert.equal(await text(p, 'current-line'), '3', 'no step without a valid guess');
+
+      // The teacher's link opens in predict mode; the same link without the query does not.
+      await p.click($('share'));
+      const link = await p.locator($('share-link')).inputValue();
+      assert.match(link, /\/\?predict#v1\./);
+      assert.match(await p.locator('label[for="share-link"]').innerText(), /predict mode/);
+      const student = await openPage(browser, link, { advanced: false });
+      await student.waitForSelector($('predict-panel'), { timeout: 30_000 });
+      assert.equal(await student.locator($('predict-toggle')).getAttribute('aria-pressed'), 'true');
+      assert.equal(await text(student, 'current-line'), '3');
+      await student.context().close();
+      const old = await openPage(browser, link.replace('?predict', ''), { advanced: false });
+      await old.waitForSelector($('current-line'), { timeout: 30_000 });
+      assert.equal(await old.locator($('predict-panel')).count(), 0, 'an old link opens as before');
+      await old.context().close();
+      await p.click($('make-short-link'));
+      const short = await p.locator($('short-link')).inputValue();
+      assert.match(short, /\/s\/[^/?]+\?predict$/);
+      const viaShort = await openPage(browser, short, { advanced: false });
+      await viaShort.waitForSelector($('predict-panel'), { timeout: 30_000 });
+      await viaShort.context().close();
+    } finally {
+      await p.context().close();
+    }
+  });
+
+  await check('predict mode without a model says so plainly', async () => {
+    const p = await openPage(browser, `${BASE}/?predict`, { advanced: false });
+    try {
+      // The real server, but its welcome says it has no model (as one started without one does).
+      await p.routeWebSocket(/\/api\/ws$/, (ws) => {
+        const server = ws.connectToServer();
+        server.onMessage((message) => {
+          const parsed = JSON.parse(message);
+          if (parsed.type === 'welcome') {
+            parsed.neural = { available: false, reason: 'Neural mode is off: this server has no model.' };
+          }
+          ws.send(JSON.stringify(parsed));
+        });
+      });
+      await p.fill($('editor'), PREDICT_PROGRAM);
+      await runProgram(p);
+      await p.fill($('predict-line'), '2');
+      await p.keyboard.press('Enter');
+      const result = await predictResult(p);
+      assert.equal(result.model, '—');
+      assert.equal(await text(p, 'predict-model-note'), 'No neural prediction: Neural mode is off: this server has no model.');
+      assert.equal(await text(p, 'predict-score'), 'You: lines 1/1');
+      await shot(p, '27-predict-no-model');
+    } finally {
+      await p.context().close();
+    }
+  });
+
   await check('a run stuck in a loop says which lines and what never changed', () => testsInFreshPage(async (p) => {
     await p.fill($('editor'), 'i = 0\nwhile i < 10:\n    total = i * 2\n');
     await p.click($('run'));

@@ -22,8 +22,8 @@ print("loss", loss)
 const MODEL_PY = 'import numpy as np\n\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n';
 const TRAIN_PY = 'import numpy as np\nfrom model import loss\n\n\ndef train(X, y, lr=10.0):\n    w = np.zeros(X.shape[1])\n    for step in range(20):\n        p = 1 / (1 + np.exp(-X @ w))\n        w -= lr * X.T @ (p - y)\n        print(step, loss(y, p))\n    return w\n';
 
-async function openPage(browser, url = `${BASE}/repro/`) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+async function openPage(browser, url = `${BASE}/repro/`, viewport = { width: 1280, height: 800 }) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.log(`page error: ${e}`));
   await page.goto(url);
@@ -154,7 +154,8 @@ try {
     await torch.fill($('snippet'), "import torch\nx = torch.zeros(3) - 1\nloss = torch.log(x).mean()\nprint('loss', loss.item())\n");
     await torch.click($('repro-run'));
     await torch.waitForSelector($('final-headline'), { timeout: 180_000 });
-    assert.match(await torch.locator($('final-headline')).innerText(), /Not reproduced/);
+    assert.equal(await torch.locator($('final-headline')).innerText(), 'Could not run here: torch is not installed');
+    assert.match(await torch.locator($('approximation')).innerText(), /^Not reproduced: the script did not run, so its behaviour was approximated \(predicted\), not observed\. The approximation scored \d\.\d\d after 1 attempt\. Install torch and rerun/);
     assert.equal(await torch.locator('.approx-badge').count(), 1, 'the result is marked approximated');
     assert.equal(await torch.locator('.stage.approximated').count(), 1, 'the sandbox-run stage says so too');
     const runtime = await torch.locator($('check-runtime')).first().getAttribute('title');
@@ -162,6 +163,70 @@ try {
     assert.match(runtime, /neural debugger \(neural-debugger-tiny\) stepped through it/);
     await shot(torch, 'repro-06-approximated');
     await torch.context().close();
+  });
+
+  await check('a check that failed shows as failed, not done', async () => {
+    const failing = await openPage(browser);
+    try {
+      await failing.waitForSelector($('repro-run'));
+      await failing.fill($('title'), 'The loss becomes NaN');
+      await failing.fill($('observed'), 'loss nan');
+      await failing.fill($('snippet'), "print('loss', 0.25)\n");
+      await failing.click($('repro-run'));
+      await failing.waitForSelector($('final-headline'), { timeout: 180_000 });
+      assert.match(await failing.locator($('final-headline')).innerText(), /^Not reproduced/);
+      const runtime = failing.locator(`${$('stages')} [data-stage="runtime"]`);
+      assert.match(await runtime.getAttribute('class'), /\bfailed\b/);
+      assert.equal(await runtime.locator('.badge').innerText(), 'failed');
+      assert.ok(await failing.locator(`${$('checks')} .check.fail`).count() >= 1, 'the attempt shows the failed check');
+      await shot(failing, 'repro-07-failed-check');
+    } finally {
+      await failing.context().close();
+    }
+  });
+
+  await check('"Fill in an example" reproduces its own bug', async () => {
+    for (const viewport of [{ width: 1280, height: 720 }, { width: 390, height: 844 }]) {
+      const example = await openPage(browser, `${BASE}/repro/`, viewport);
+      try {
+        await example.waitForSelector($('load-example'));
+        if (viewport.width < 400) await shot(example, 'repro-09-phone-start');
+        await example.click($('load-example'));
+        assert.match(await example.inputValue($('title')), /NaN/);
+        await example.click($('repro-run'));
+        await example.waitForSelector($('final-headline'), { timeout: 180_000 });
+        assert.match(await example.locator($('final-headline')).innerText(), /^Reproduced in \d attempts? \(score/);
+        assert.match(await example.locator($('final')).innerText(), /The script shows: (wrong calculation|warning)/);
+        const width = await example.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(width <= viewport.width, `the page is ${width} px wide at ${viewport.width}`);
+        await example.locator($('final')).scrollIntoViewIfNeeded();
+        await shot(example, `repro-08-example-${viewport.width}`);
+      } finally {
+        await example.context().close();
+      }
+    }
+  });
+
+  await check('versions named in a pasted issue fill the Environment fields', async () => {
+    const paste = await openPage(browser);
+    try {
+      await paste.waitForSelector($('mode-paste'));
+      await paste.click($('mode-paste'));
+      await paste.fill($('free-text'), 'Loss is nan after the first epoch\n\nPyTorch version: 2.1.0+cu121\n'
+        + 'CUDA used to build PyTorch: 12.1\nPython version: 3.10.12 (main, Nov 20 2023) [GCC 11.4.0] (64-bit runtime)\n'
+        + 'GPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090\n[pip3] numpy==1.26.0\n');
+      assert.equal(await paste.inputValue($('python')), '3.10.12');
+      assert.equal(await paste.inputValue($('frameworks')), 'torch 2.1.0\nnumpy 1.26.0');
+      assert.equal(await paste.inputValue($('hardware')), 'NVIDIA GeForce RTX 4090, CUDA 12.1');
+      // What the person types stays when the issue is edited.
+      await paste.fill($('python'), '3.9');
+      await paste.fill($('free-text'), 'Loss is nan\nPython 3.12 and numpy 2.0.1 on CPU\n');
+      assert.equal(await paste.inputValue($('python')), '3.9');
+      assert.equal(await paste.inputValue($('frameworks')), 'numpy 2.0.1');
+      await shot(paste, 'repro-10-paste-environment');
+    } finally {
+      await paste.context().close();
+    }
   });
 
   await check('paste mode and the dark theme', async () => {

@@ -193,6 +193,27 @@ impl Draft {
         }
     }
 
+    /// Fills the Environment fields from the versions the pasted issue names, keeping what
+    /// the person typed: a field changes only while it is empty or still holds what the
+    /// pasted text before this change filled in.
+    pub fn fill_environment(&mut self, previous_text: &str) {
+        let before = super::environment::found_in(previous_text);
+        let now = super::environment::found_in(&self.free_text);
+        for (field, was, is) in [
+            (&mut self.python, before.python, now.python),
+            (
+                &mut self.frameworks,
+                before.frameworks.join("\n"),
+                now.frameworks.join("\n"),
+            ),
+            (&mut self.hardware, before.hardware, now.hardware),
+        ] {
+            if field.trim().is_empty() || *field == was {
+                *field = is;
+            }
+        }
+    }
+
     /// A draft showing `report` (a stored reproduction being rerun).
     pub fn from_report(report: &BugReport) -> Self {
         let mode = if report.free_text.trim().is_empty() {
@@ -418,6 +439,33 @@ mod tests {
                 .unwrap()
                 .contains("limit is 20 MB")
         );
+    }
+
+    #[test]
+    fn a_pasted_issue_fills_the_environment_but_not_over_what_was_typed() {
+        let mut draft = Draft {
+            mode: Mode::Paste,
+            hardware: "my laptop".into(),
+            ..Draft::default()
+        };
+        draft.free_text = "NaN loss\nPython 3.10.4, torch==2.1.0\nGPU: NVIDIA T4".into();
+        draft.fill_environment("");
+        assert_eq!(
+            (draft.python.as_str(), draft.frameworks.as_str(), draft.hardware.as_str()),
+            ("3.10.4", "torch 2.1.0", "my laptop")
+        );
+        // Another issue pasted over it replaces what the first one filled in.
+        let first = std::mem::replace(&mut draft.free_text, "Python 3.12 with numpy 2.0.1".into());
+        draft.fill_environment(&first);
+        assert_eq!(
+            (draft.python.as_str(), draft.frameworks.as_str()),
+            ("3.12", "numpy 2.0.1")
+        );
+        // A version typed by hand stays.
+        draft.python = "3.9".into();
+        let second = std::mem::replace(&mut draft.free_text, "Python 3.13".into());
+        draft.fill_environment(&second);
+        assert_eq!(draft.python, "3.9");
     }
 
     #[test]

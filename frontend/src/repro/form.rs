@@ -164,6 +164,14 @@ pub fn ReportForm(
         });
     };
     let limit_mb = MAX_PROJECT_ARCHIVE_BYTES / 1_048_576;
+    // A pasted issue's versions fill the Environment fields as it is pasted or edited.
+    Effect::new(move |previous: Option<String>| {
+        let text = draft.with(|d| d.free_text.clone());
+        if let Some(previous) = previous.filter(|p| *p != text) {
+            draft.update(|d| d.fill_environment(&previous));
+        }
+        text
+    });
 
     view! {
         <form

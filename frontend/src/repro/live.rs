@@ -49,6 +49,16 @@ fn score_text(score: f32) -> String {
     format!("{score:.2}")
 }
 
+/// The headline of a run whose scripts could not run here, naming what was missing.
+fn could_not_run(missing: Option<&str>) -> String {
+    match missing {
+        // A need rather than a package ("a CUDA GPU").
+        Some(need) if need.starts_with("a ") => format!("Could not run here: it needs {need}"),
+        Some(package) => format!("Could not run here: {package} is not installed"),
+        None => "Could not run here: a package it needs is not installed".to_owned(),
+    }
+}
+
 /// The playground link that opens `code` in the debugger.
 pub fn debugger_link(code: &str) -> String {
     let view = PlaygroundView {
@@ -447,14 +457,27 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
         1 => "1 attempt".to_owned(),
         n => format!("{n} attempts"),
     };
+    let missing = page.run.with_untracked(super::run::RunState::missing);
     let headline = if outcome.reproduced {
         format!("Reproduced in {attempts} (score {})", score_text(outcome.score))
+    } else if outcome.approximated {
+        could_not_run(missing.as_deref())
     } else {
         format!(
             "Not reproduced in {attempts}; the best script scored {}",
             score_text(outcome.score)
         )
     };
+    let approximation = outcome.approximated.then(|| {
+        let install = missing
+            .as_deref()
+            .filter(|m| !m.starts_with("a "))
+            .map_or_else(String::new, |m| format!(" Install {m} and rerun to see it for real."));
+        format!(
+            "Not reproduced: the script did not run, so its behaviour was approximated (predicted), not observed. The approximation scored {} after {attempts}.{install}",
+            score_text(outcome.score)
+        )
+    });
     let observed = outcome.observed.as_ref().map(|s| match &s.error_type {
         Some(e) => format!("The script shows: {} ({e})", s.class.as_str().replace('_', " ")),
         None => format!("The script shows: {}", s.class.as_str().replace('_', " ")),
@@ -468,6 +491,7 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
                 <h3 id="final-heading" data-testid="final-headline">{headline}</h3>
                 {outcome.approximated.then(|| view! { <span class="check approx-badge">"approximated"</span> })}
             </div>
+            {approximation.map(|text| view! { <p class="approximation" data-testid="approximation">{text}</p> })}
             <p class="note">{summary}</p>
             <Show when=move || script.with(Option::is_some)>
                 <div class="final-actions" role="toolbar" aria-label="The final script">
@@ -521,5 +545,23 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
                 </div>
             </Show>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_that_could_not_run_says_what_was_missing() {
+        assert_eq!(
+            could_not_run(Some("torch")),
+            "Could not run here: torch is not installed"
+        );
+        assert_eq!(
+            could_not_run(Some("a CUDA GPU")),
+            "Could not run here: it needs a CUDA GPU"
+        );
+        assert!(could_not_run(None).starts_with("Could not run here"));
     }
 }

@@ -7,6 +7,7 @@ pub mod client;
 pub mod code;
 pub mod diff;
 pub mod draft;
+pub mod environment;
 pub mod form;
 pub mod highlight;
 pub mod live;
@@ -25,21 +26,23 @@ use self::live::LiveView;
 use self::run::RunState;
 use crate::theme::{local_storage, use_theme};
 
-/// The example report behind "Fill in an example": a NaN loss from `log(0)` in numpy.
+/// The example report behind "Fill in an example": a NaN loss from `log(0)` in numpy. Its
+/// snippet carries its own data, so the agent's sandbox run shows the very bug it reports.
 pub fn example_draft() -> Draft {
     Draft {
-        title: "Loss becomes NaN after a few steps of logistic regression".into(),
-        description: "Training a logistic regression with plain numpy gradient descent. After a few steps the \
-                      loss is nan and the weights stop changing."
+        title: "Loss becomes NaN after one step of logistic regression".into(),
+        description: "Training a logistic regression with plain numpy gradient descent and a large learning rate. \
+                      After the first step the loss is nan and stays nan."
             .into(),
-        observed: "step 0 loss 0.693\nstep 1 loss 0.412\nstep 2 loss nan\nRuntimeWarning: divide by zero encountered in log"
+        observed: "step 0 loss 0.6931471805599453\nRuntimeWarning: divide by zero encountered in log\nstep 1 loss nan\nstep 2 loss nan"
             .into(),
         expected: "The loss should decrease and stay finite.".into(),
         snippets: vec![Snippet {
             id: 1,
-            code: "import numpy as np\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n\n\
-                   w = np.zeros(3)\nfor step in range(20):\n    p = 1 / (1 + np.exp(-X @ w))\n    w -= 10.0 * X.T @ (p - y)\n    \
-                   print('step', step, 'loss', loss(y, p))\n"
+            code: "import numpy as np\n\n\ndef loss(y, p):\n    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n\n\n\
+                   X = np.array([[1.0, 2.0, 0.5], [-1.0, -2.0, -0.5], [2.0, 1.0, 1.0], [-2.0, -1.0, -1.0]])\n\
+                   y = np.array([1.0, 0.0, 1.0, 0.0])\nw = np.zeros(3)\nfor step in range(20):\n    \
+                   p = 1 / (1 + np.exp(-X @ w))\n    w -= 10.0 * X.T @ (p - y)\n    print('step', step, 'loss', loss(y, p))\n"
                 .into(),
         }],
         python: "3.11".into(),

@@ -15,6 +15,8 @@ pub enum StageStatus {
     Waiting,
     Running,
     Done,
+    /// The latest attempt's check of this stage did not pass.
+    Failed,
     /// Done, but on a guess: the script could not run here and an LLM or the neural
     /// debugger predicted what it would do.
     Approximated,
@@ -37,6 +39,7 @@ impl StageStatus {
             Self::Waiting => "waiting",
             Self::Running => "running",
             Self::Done => "done",
+            Self::Failed => "failed",
             Self::Approximated => "approximated",
             Self::Skipped => "not needed",
         }
@@ -190,6 +193,16 @@ impl RunState {
             .map(|a| a.code.clone())
     }
 
+    /// What the scripts needed that this machine lacks, from the latest runtime check
+    /// that could not run.
+    pub fn missing(&self) -> Option<String> {
+        self.attempts
+            .iter()
+            .rev()
+            .flat_map(|a| a.checks.iter().rev())
+            .find_map(|v| v.missing.clone())
+    }
+
     /// The stored form of this run.
     pub fn transcript(&self, report: BugReport) -> ReproTranscript {
         ReproTranscript {
@@ -264,8 +277,10 @@ impl RunState {
             AgentEvent::Check { attempt, verdict } => {
                 let status = if verdict.approximated {
                     StageStatus::Approximated
-                } else {
+                } else if verdict.passed {
                     StageStatus::Done
+                } else {
+                    StageStatus::Failed
                 };
                 self.set(check_stage(verdict.check), status);
                 self.attempt_mut(attempt).checks.push(verdict);
@@ -319,6 +334,7 @@ mod tests {
             score: Some(if passed { 0.9 } else { 0.2 }),
             detail: String::new(),
             approximated: false,
+            missing: None,
         }
     }
 
@@ -400,7 +416,11 @@ mod tests {
         let state = RunState::replay(&run());
         assert_eq!(state.attempt(1).unwrap().code, "import numpy\n");
         assert_eq!(state.attempt(1).unwrap().score, Some(0.3));
-        assert_eq!(state.status(Stage::Runtime), StageStatus::Done);
+        assert_eq!(
+            state.status(Stage::Runtime),
+            StageStatus::Failed,
+            "attempt 1's run did not pass"
+        );
         assert_eq!(state.status(Stage::Refine), StageStatus::Running);
         assert_eq!(state.previous(2).unwrap().number, 1);
         assert!(state.script().is_none(), "no script while running");
@@ -414,10 +434,12 @@ mod tests {
             attempt: 2,
             verdict: CheckVerdict {
                 approximated: true,
+                missing: Some("torch".into()),
                 ..verdict(CheckKind::Runtime, false)
             },
         });
         assert_eq!(state.status(Stage::Runtime), StageStatus::Approximated);
+        assert_eq!(state.missing().as_deref(), Some("torch"));
         assert_eq!(StageStatus::Approximated.label(), "approximated");
     }
 

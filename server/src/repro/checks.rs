@@ -44,6 +44,7 @@ fn verdict(check: CheckKind, passed: bool, score: Option<f32>, detail: impl Into
         score,
         detail: detail.into(),
         approximated: false,
+        missing: None,
     }
 }
 
@@ -904,6 +905,7 @@ pub async fn runtime(
         };
         let mut v = verdict(CheckKind::Runtime, false, Some(score.min(APPROXIMATED_CAP)), detail);
         v.approximated = true;
+        v.missing = Some(missing);
         return (v, Some(run));
     }
     align_with_report(report, &mut run);

@@ -1495,6 +1495,7 @@ mod tests {
             score: None,
             detail: "ruff".into(),
             approximated: false,
+            missing: None,
         }];
         let next = rule_refine(
             &input,
