@@ -261,7 +261,8 @@ pub struct PredictEnd {
 pub async fn predict_streaming(
     request: PredictRequest,
     cancel: &CancelRun,
-    on_progress: impl Fn(PredictProgress),
+    // A trait object: neural mode and predict mode share one copy of this function in the wasm.
+    on_progress: &dyn Fn(PredictProgress),
 ) -> Result<PredictEnd, RunError> {
     let unreachable = || RunError::Network("the WebSocket did not open".to_owned());
     let (socket, mut events) = socket_url()

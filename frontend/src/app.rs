@@ -441,10 +441,7 @@ pub fn App() -> impl IntoView {
                         let for_copy = link.clone();
                         view! {
                             <section class="share-panel" data-testid="share-panel" aria-label="Share this view">
-                                <label for="share-link">
-                                    "Link to this view (code, input, breakpoints, step"
-                                    {move || if predict.on.get() { "; opens in predict mode)" } else { ")" }}
-                                </label>
+                                <label for="share-link">"Link to this view (code, input, breakpoints, step, predict mode)"</label>
                                 <div class="share-row">
                                     <input id="share-link" data-testid="share-link" readonly prop:value=link />
                                     <button type="button" on:click=move |_| copy(for_copy.clone())>
@@ -605,11 +602,7 @@ pub fn App() -> impl IntoView {
 
 /// The query that makes a link open in predict mode, while it is on.
 fn predict_query(predict: PredictMode) -> &'static str {
-    if predict.on.get_untracked() {
-        PREDICT_QUERY
-    } else {
-        ""
-    }
+    if predict.on.get_untracked() { PREDICT_QUERY } else { "" }
 }
 
 /// The examples menu's options as HTML (one string costs the bundle less than a view each).

@@ -198,7 +198,7 @@ pub fn NeuralPanel(
             breakpoints: breakpoints.get_untracked().into_iter().collect(),
         };
         spawn_local(async move {
-            let result = api::predict_streaming(request, &cancel, |progress| match progress {
+            let result = api::predict_streaming(request, &cancel, &|progress| match progress {
                 PredictProgress::Model(model) => panel.update(|p| p.model = model),
                 PredictProgress::Token(sample, text) => panel.update(|p| {
                     if let Some(t) = p.tokens.get_mut(sample as usize) {

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use leptos::html::Input;
+use leptos::html::Form;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use replayground_shared::protocol::PredictRequest;
@@ -15,6 +15,7 @@ use replayground_shared::{Action, State, Stop};
 use crate::api::{self, CancelRun};
 use crate::debugger::{Session, when};
 use crate::neural_view::{NeuralMode, shown};
+use crate::state_tree_view::data_of;
 use crate::stop_view::describe_state;
 use crate::syntax::push_escaped;
 
@@ -85,11 +86,7 @@ impl Score {
         };
         let mut out = format!("You: {}", part(self.lines, self.values));
         if self.model_lines.of > 0 {
-            let _ = write!(
-                out,
-                " · neural debugger: {}",
-                part(self.model_lines, self.model_values)
-            );
+            let _ = write!(out, " · neural debugger: {}", part(self.model_lines, self.model_values));
         }
         out
     }
@@ -222,10 +219,19 @@ pub fn result_html(checked: &Checked) -> String {
     let mut out = format!(
         r#"<table class="predict-result" data-testid="predict-result"><caption>The step from {from}</caption><thead><tr><td></td><th scope="col">You</th><th scope="col">Neural debugger</th><th scope="col">Real run</th></tr></thead><tbody><tr><th scope="row">Next line</th>"#
     );
-    push_cell(&mut out, "predict-you-line", &checked.line.to_string(), Some(checked.line_right()));
+    push_cell(
+        &mut out,
+        "predict-you-line",
+        &checked.line.to_string(),
+        Some(checked.line_right()),
+    );
     let model_right = checked.model_right();
     let (model_line, model_value, note) = match &checked.model {
-        ModelAnswer::Waiting => ("…".to_owned(), "…".to_owned(), "The neural debugger is predicting…".to_owned()),
+        ModelAnswer::Waiting => (
+            "…".to_owned(),
+            "…".to_owned(),
+            "The neural debugger is predicting…".to_owned(),
+        ),
         ModelAnswer::Answered(None) => (
             "no answer".to_owned(),
             "no answer".to_owned(),
@@ -274,6 +280,37 @@ pub fn result_html(checked: &Checked) -> String {
     out
 }
 
+/// The guess form: static HTML (a Leptos view per input would cost the wasm bundle more),
+/// read on submit; `data-predict` names its inputs.
+const FORM_HTML: &str = r#"<p class="hint">Which line runs next? Click it in the code or type its number; add a variable's new value if you like. Then Check.</p><label>Next line <input type="number" min="1" data-testid="predict-line" data-predict="line"></label><label>Value <input type="text" data-testid="predict-value" data-predict="value" placeholder="total = 3" spellcheck="false" autocomplete="off"></label><button type="submit" class="primary" data-testid="predict-check">Check ▶</button>"#;
+
+/// The input named `name` (`data-predict`) of the guess form.
+fn form_input(form: &web_sys::HtmlFormElement, name: &str) -> Option<web_sys::HtmlInputElement> {
+    use wasm_bindgen::JsCast as _;
+    form.query_selector(&format!(r#"[data-predict="{name}"]"#))
+        .ok()
+        .flatten()?
+        .dyn_into()
+        .ok()
+}
+
+/// The problem with the last guess, the last checked step and the score, as HTML.
+fn panel_html(problem: Option<&str>, checked: Option<&Checked>, score: &Score) -> String {
+    let mut out = String::new();
+    if let Some(problem) = problem {
+        out.push_str(r#"<p class="error" role="alert" data-testid="predict-problem">"#);
+        push_escaped(&mut out, problem);
+        out.push_str("</p>");
+    }
+    if let Some(checked) = checked {
+        out.push_str(&result_html(checked));
+    }
+    out.push_str(r#"<p class="predict-score" data-testid="predict-score">"#);
+    push_escaped(&mut out, &score.text());
+    out.push_str("</p>");
+    out
+}
+
 /// The guess form and the last checked step, under the debugger's controls.
 // Leptos hands props over by value.
 #[allow(clippy::needless_pass_by_value)]
@@ -285,10 +322,9 @@ pub fn PredictPanel(
     mode: PredictMode,
 ) -> impl IntoView {
     let checked = RwSignal::new(None::<Checked>);
-    let assignment = RwSignal::new(String::new());
     let problem = RwSignal::new(None::<String>);
     let running = StoredValue::new_local(None::<CancelRun>);
-    let line_input = NodeRef::<Input>::new();
+    let form = NodeRef::<Form>::new();
     let stdin = use_context::<NeuralMode>().map(|n| n.stdin);
     mode.line.set(None);
     let stop_running = move || {
@@ -302,19 +338,29 @@ pub fn PredictPanel(
             stop_running();
         }
     });
+    // A line clicked in the code shows in the form.
+    Effect::new(move |_| {
+        let line = mode.line.get().map(|l| l.to_string()).unwrap_or_default();
+        if let Some(input) = form.get().and_then(|f| form_input(&f, "line"))
+            && input.value().trim() != line
+        {
+            input.set_value(&line);
+        }
+    });
     let check = Callback::new(move |()| {
+        let Some(form) = form.get_untracked() else { return };
         let Some(line) = mode.line.get_untracked() else {
             problem.set(Some(
                 "Pick the line you expect next: click it in the code, or type its number.".to_owned(),
             ));
             return;
         };
-        let var = match parse_assignment(&assignment.get_untracked()) {
+        let value = form_input(&form, "value");
+        let var = match parse_assignment(&value.as_ref().map(web_sys::HtmlInputElement::value).unwrap_or_default()) {
             Ok(var) => var,
             Err(message) => return problem.set(Some(message)),
         };
-        let here = stop.get_untracked();
-        let Stop::Event(at) = here else { return };
+        let Stop::Event(at) = stop.get_untracked() else { return };
         problem.set(None);
         act.run(Action::StepInto);
         let tree = &session.tree;
@@ -328,8 +374,10 @@ pub fn PredictPanel(
         mode.score.update(|s| score_student(s, &result));
         checked.set(Some(result));
         mode.line.set(None);
-        assignment.set(String::new());
-        if let Some(input) = line_input.get_untracked() {
+        if let Some(value) = value {
+            value.set_value("");
+        }
+        if let Some(input) = form_input(&form, "line") {
             let _ = input.focus();
         }
         stop_running();
@@ -344,7 +392,7 @@ pub fn PredictPanel(
             breakpoints: Vec::new(),
         };
         spawn_local(async move {
-            let answer = match api::predict_streaming(request, &cancel, |_| {}).await {
+            let answer = match api::predict_streaming(request, &cancel, &|_| {}).await {
                 _ if cancel.is_cancelled() => return,
                 Ok(end) => ModelAnswer::Answered(end.predictions.into_iter().next().and_then(|p| p.state)),
                 Err(e) => ModelAnswer::Unavailable(e.to_string()),
@@ -357,54 +405,31 @@ pub fn PredictPanel(
             });
         });
     });
-    let at_end = move || stop.get() == Stop::End;
     view! {
         {when(move || mode.on.get(), move || {
             view! {
                 <section class="predict-panel" data-testid="predict-panel" aria-label="Predict the next step">
                     <form
                         class="predict-form"
-                        hidden=at_end
+                        node_ref=form
+                        hidden=move || stop.get() == Stop::End
+                        inner_html=FORM_HTML
                         on:submit=move |ev| {
                             ev.prevent_default();
                             check.run(());
                         }
-                    >
-                        <p class="hint">
-                            "Which line runs next? Click it in the code or type its number; add a variable's new value if you like. Then Check."
-                        </p>
-                        <label>
-                            "Next line "
-                            <input
-                                type="number"
-                                min="1"
-                                data-testid="predict-line"
-                                node_ref=line_input
-                                prop:value=move || mode.line.get().map(|l| l.to_string()).unwrap_or_default()
-                                on:input=move |ev| mode.line.set(event_target_value(&ev).trim().parse().ok())
-                            />
-                        </label>
-                        <label>
-                            "Value "
-                            <input
-                                type="text"
-                                data-testid="predict-value"
-                                placeholder="total = 3"
-                                spellcheck="false"
-                                autocomplete="off"
-                                prop:value=move || assignment.get()
-                                on:input=move |ev| assignment.set(event_target_value(&ev))
-                            />
-                        </label>
-                        <button type="submit" class="primary" data-testid="predict-check">
-                            "Check ▶"
-                        </button>
-                    </form>
-                    {move || problem.get().map(|m| crate::app::message("error", "alert", Some("predict-problem"), m))}
-                    <div aria-live="polite" inner_html=move || checked.with(|c| c.as_ref().map(result_html))></div>
-                    <p class="predict-score" data-testid="predict-score" aria-live="polite">
-                        {move || mode.score.get().text()}
-                    </p>
+                        on:input=move |ev| {
+                            if data_of(&ev, "data-predict").as_deref() == Some("line") {
+                                mode.line.set(event_target_value(&ev).trim().parse().ok());
+                            }
+                        }
+                    ></form>
+                    <div
+                        aria-live="polite"
+                        inner_html=move || {
+                            problem.with(|p| checked.with(|c| panel_html(p.as_deref(), c.as_ref(), &mode.score.get())))
+                        }
+                    ></div>
                 </section>
             }
         })}
@@ -468,22 +493,43 @@ mod tests {
         score_model(&mut score, &checked);
         assert_eq!(score.text(), "You: lines 1/1, values 0/1");
         let waiting = result_html(&checked);
-        assert!(waiting.contains(r#"<td class="ok" data-testid="predict-you-line">4 ✓</td>"#), "{waiting}");
-        assert!(waiting.contains(r#"<td class="bad" data-testid="predict-you-value">3 ✗</td>"#), "{waiting}");
-        assert!(waiting.contains(r#"<td data-testid="predict-real-value">2</td>"#), "{waiting}");
+        assert!(
+            waiting.contains(r#"<td class="ok" data-testid="predict-you-line">4 ✓</td>"#),
+            "{waiting}"
+        );
+        assert!(
+            waiting.contains(r#"<td class="bad" data-testid="predict-you-value">3 ✗</td>"#),
+            "{waiting}"
+        );
+        assert!(
+            waiting.contains(r#"<td data-testid="predict-real-value">2</td>"#),
+            "{waiting}"
+        );
         assert!(waiting.contains("is predicting"), "{waiting}");
 
         checked.model = ModelAnswer::Answered(Some(state(5, &[("total", "2")])));
         score_model(&mut score, &checked);
-        assert_eq!(score.text(), "You: lines 1/1, values 0/1 · neural debugger: lines 0/1, values 1/1");
+        assert_eq!(
+            score.text(),
+            "You: lines 1/1, values 0/1 · neural debugger: lines 0/1, values 1/1"
+        );
         let answered = result_html(&checked);
-        assert!(answered.contains(r#"data-testid="predict-model-line">5 ✗</td>"#), "{answered}");
-        assert!(answered.contains(r#"data-testid="predict-model-value">2 ✓</td>"#), "{answered}");
+        assert!(
+            answered.contains(r#"data-testid="predict-model-line">5 ✗</td>"#),
+            "{answered}"
+        );
+        assert!(
+            answered.contains(r#"data-testid="predict-model-value">2 ✓</td>"#),
+            "{answered}"
+        );
         assert!(!answered.contains("predict-model-note"), "{answered}");
 
         checked.model = ModelAnswer::Unavailable("this server has no model.".into());
         let none = result_html(&checked);
-        assert!(none.contains("No neural prediction: this server has no model."), "{none}");
+        assert!(
+            none.contains("No neural prediction: this server has no model."),
+            "{none}"
+        );
         assert_eq!(checked.model_right(), None, "no model, no model score");
 
         // At the end there is no line, and the guess was wrong.

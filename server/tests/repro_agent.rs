@@ -314,7 +314,11 @@ async fn a_torch_report_without_torch_is_approximated_not_reproduced() {
     let (_, runtime) = runtime_verdicts(&events)[0];
     assert!(runtime.approximated && !runtime.passed);
     assert!(runtime.detail.contains("torch"), "{}", runtime.detail);
-    assert_eq!(runtime.missing.as_deref(), Some("torch"), "the page names what is missing");
+    assert_eq!(
+        runtime.missing.as_deref(),
+        Some("torch"),
+        "the page names what is missing"
+    );
     assert!(
         events
             .iter()

@@ -638,7 +638,8 @@ done = True
   });
 
   // Predict mode (issue 14, item 8): a learner guesses the next line and a value first.
-  const PREDICT_PROGRAM = 'x = 1\ny = x + 1\nprint(y)\n';
+  // `if` for the keyword a fresh page waits for (see openPage).
+  const PREDICT_PROGRAM = 'x = 1\ny = x + 1\nif y:\n    print(y)\n';
   const predictResult = async (p) => {
     // The model's column fills in once the neural debugger answered (or said why it cannot).
     await p.waitForFunction((id) => !/…/.test(document.querySelector(`[data-testid="${id}"]`)?.textContent ?? '…'),
@@ -663,8 +664,9 @@ done = True
       const box = await p.locator($('editor')).boundingBox();
       await p.mouse.click(box.x + 60, box.y + 8 + 21 + 10);
       assert.equal(await p.locator($('predict-line')).inputValue(), '2');
-      assert.equal(await p.locator('.line-marker.guess').count(), 1);
+      assert.equal(await p.locator('.code-cell').getAttribute('data-guess'), '2', 'the code marks the guess');
       assert.equal(await p.locator($('editor')).inputValue(), PREDICT_PROGRAM, 'the click typed nothing');
+      await shot(p, '25a-predict-guess');
       await p.fill($('predict-value'), 'x = 1');
       await p.click($('predict-check'));
       assert.equal(await text(p, 'current-line'), '2', 'Check took the step');

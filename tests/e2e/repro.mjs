@@ -178,6 +178,7 @@ try {
       const runtime = failing.locator(`${$('stages')} [data-stage="runtime"]`);
       assert.match(await runtime.getAttribute('class'), /\bfailed\b/);
       assert.equal(await runtime.locator('.badge').innerText(), 'failed');
+      assert.match(await failing.locator($('final')).innerText(), /without showing the reported symptom/);
       assert.ok(await failing.locator(`${$('checks')} .check.fail`).count() >= 1, 'the attempt shows the failed check');
       await shot(failing, 'repro-07-failed-check');
     } finally {
@@ -218,12 +219,12 @@ try {
       assert.equal(await paste.inputValue($('python')), '3.10.12');
       assert.equal(await paste.inputValue($('frameworks')), 'torch 2.1.0\nnumpy 1.26.0');
       assert.equal(await paste.inputValue($('hardware')), 'NVIDIA GeForce RTX 4090, CUDA 12.1');
+      await shot(paste, 'repro-10-paste-environment');
       // What the person types stays when the issue is edited.
       await paste.fill($('python'), '3.9');
       await paste.fill($('free-text'), 'Loss is nan\nPython 3.12 and numpy 2.0.1 on CPU\n');
       assert.equal(await paste.inputValue($('python')), '3.9');
       assert.equal(await paste.inputValue($('frameworks')), 'numpy 2.0.1');
-      await shot(paste, 'repro-10-paste-environment');
     } finally {
       await paste.context().close();
     }

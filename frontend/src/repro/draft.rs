@@ -451,7 +451,11 @@ mod tests {
         draft.free_text = "NaN loss\nPython 3.10.4, torch==2.1.0\nGPU: NVIDIA T4".into();
         draft.fill_environment("");
         assert_eq!(
-            (draft.python.as_str(), draft.frameworks.as_str(), draft.hardware.as_str()),
+            (
+                draft.python.as_str(),
+                draft.frameworks.as_str(),
+                draft.hardware.as_str()
+            ),
             ("3.10.4", "torch 2.1.0", "my laptop")
         );
         // Another issue pasted over it replaces what the first one filled in.

@@ -147,7 +147,10 @@ mod tests {
 
     #[test]
     fn nothing_named_is_nothing_found() {
-        assert_eq!(found_in("import torch\nx = torch.zeros(3)\nGPU: none\nPython is great"), Found::default());
+        assert_eq!(
+            found_in("import torch\nx = torch.zeros(3)\nGPU: none\nPython is great"),
+            Found::default()
+        );
         assert_eq!(version("3"), None);
         assert_eq!(version("v2.1"), Some("2.1"));
         assert_eq!(version("11.8/8.6"), Some("11.8"));

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use replayground_shared::repro::{
-    CheckKind, CheckVerdict, PlanStepKind, RankedContext, ReproOutcome, RestructuredReport, Stage,
+    CheckKind, CheckVerdict, PlanStepKind, RankedContext, ReproOutcome, RestructuredReport, Stage, SymptomClass,
 };
 use replayground_shared::share::{self, PlaygroundView};
 
@@ -480,6 +480,7 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
     });
     let observed = outcome.observed.as_ref().map(|s| match &s.error_type {
         Some(e) => format!("The script shows: {} ({e})", s.class.as_str().replace('_', " ")),
+        None if s.class == SymptomClass::Unknown => "The script ran without showing the reported symptom".to_owned(),
         None => format!("The script shows: {}", s.class.as_str().replace('_', " ")),
     });
     let took = format!("{:.1} s", outcome.elapsed_ms as f64 / 1000.0);
