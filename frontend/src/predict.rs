@@ -77,6 +77,9 @@ pub struct Score {
 impl Score {
     /// E.g. "You: lines 4/6, values 2/3 · neural debugger: lines 5/6".
     pub fn text(&self) -> String {
+        if self.lines.of == 0 {
+            return "Your score shows here after your first guess.".to_owned();
+        }
         let part = |lines: Tally, values: Tally| {
             let mut out = format!("lines {}/{}", lines.right, lines.of);
             if values.of > 0 {
@@ -489,6 +492,7 @@ mod tests {
             model: ModelAnswer::Waiting,
         };
         let mut score = Score::default();
+        assert!(score.text().starts_with("Your score shows here"));
         score_student(&mut score, &checked);
         score_model(&mut score, &checked);
         assert_eq!(score.text(), "You: lines 1/1, values 0/1");
