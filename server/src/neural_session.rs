@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::{AppState, TraceFailure};
 use crate::jobs::{BUSY_RETRY_AFTER_S, RequestError, TraceJob};
-use crate::neural::infer::{NeuralDebugger, Sampling};
+use crate::neural::infer::{Engine as _, NeuralDebugger, Sampling};
 use crate::neural::rollout::{self, Rollout};
 
 /// The checkpoint this repository ships, relative to the checkout (`cargo xtask serve`).
@@ -138,7 +138,7 @@ impl NeuralService {
         let name = model.name.clone();
         let rollout = tokio::task::spawn_blocking(move || {
             let mut debugger = guard;
-            rollout::roll_out(&mut debugger, &code, max_steps, &Sampling::default())
+            rollout::roll_out(&mut *debugger, &code, max_steps, &Sampling::default())
         })
         .await
         .map_err(|e| format!("The neural debugger's thread failed: {e}."))?
