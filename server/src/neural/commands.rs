@@ -14,7 +14,6 @@ use super::cruxeval::{self, Checker, CruxEvalOptions, Rollout, Suite};
 use super::dedup::Reference;
 use super::device::{self, DeviceChoice};
 use super::eval;
-use super::in_context::InContextDebugger;
 use super::infer::{Engine, NeuralDebugger, Sampling};
 use super::policy::Policy;
 use super::real_bench;
@@ -203,26 +202,6 @@ pub struct EvalArgs {
     pub json: bool,
 }
 
-/// Loads one engine named as `--model` takes it.
-pub fn load_engine(
-    spec: &str,
-    device: &candle_core::Device,
-    max_prompt_tokens: usize,
-) -> anyhow::Result<Box<dyn Engine>> {
-    let gguf = |path: &std::path::Path| -> anyhow::Result<Box<dyn Engine>> {
-        Ok(Box::new(
-            InContextDebugger::load(path, device)?.with_max_prompt_tokens(max_prompt_tokens),
-        ))
-    };
-    if let Some(path) = spec.strip_prefix("gguf:") {
-        return gguf(std::path::Path::new(path));
-    }
-    if replayground_llm::catalogue::CATALOGUE.iter().any(|m| m.id == spec) {
-        return gguf(&super::in_context::locate(spec)?);
-    }
-    Ok(Box::new(NeuralDebugger::load_on(std::path::Path::new(spec), device)?))
-}
-
 pub async fn corpus(
     args: &CorpusArgs,
     sandbox: Arc<dyn Sandbox>,
@@ -385,7 +364,7 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
     };
     let mut reports = Vec::new();
     for spec in &args.models {
-        let engine = load_engine(spec, &device, args.max_prompt_tokens)?;
+        let engine = super::load_engine(spec, &device, args.max_prompt_tokens)?;
         bar.reset();
         bar.set_message(engine.name());
         let report = match &trajectories {

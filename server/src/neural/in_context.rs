@@ -18,6 +18,7 @@ use replayground_llm::model::KvCache;
 use replayground_llm::{ChatMessage, LocalLlm, PREFILL_CHUNK, chat_prompt};
 use replayground_shared::trace_lang::Trajectory;
 use replayground_shared::{Action, State};
+use tokenizers::Tokenizer;
 
 use super::infer::{AddedTokens, Engine, Prediction, Sampling, decode_state_line, fitted_prompt, token_bytes};
 
@@ -165,6 +166,19 @@ impl Engine for InContextDebugger {
 
     fn count_tokens(&self, text: &str) -> anyhow::Result<usize> {
         Ok(self.llm.encode(text)?.len())
+    }
+
+    fn tokenizer(&self) -> &Tokenizer {
+        self.llm.tokenizer()
+    }
+
+    fn header(&self) -> &str {
+        &self.header
+    }
+
+    fn context(&self) -> usize {
+        // The prompt is capped at `max_prompt_tokens`; the answer needs room after it.
+        (self.max_prompt_tokens + 512).min(self.llm.model().hparams.context_length)
     }
 
     fn prompt(&self, prefix: &Trajectory, action: Action, _sampling: &Sampling) -> anyhow::Result<String> {

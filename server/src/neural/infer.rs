@@ -218,6 +218,14 @@ impl Engine for NeuralDebugger {
         NeuralDebugger::count_tokens(self, text)
     }
 
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    fn context(&self) -> usize {
+        self.config.max_position_embeddings
+    }
+
     fn prompt(&self, prefix: &Trajectory, action: Action, sampling: &Sampling) -> anyhow::Result<String> {
         let previous = prefix.steps.last().map(|s| &s.state);
         let room = self
@@ -265,6 +273,18 @@ pub trait Engine: Send {
 
     /// How many of the engine's tokens `text` takes.
     fn count_tokens(&self, text: &str) -> anyhow::Result<usize>;
+
+    /// The engine's tokenizer, for callers that fit prompts without holding the engine.
+    fn tokenizer(&self) -> &Tokenizer;
+
+    /// The text every prompt starts with, before the trajectory (empty for a model
+    /// trained on the trace language).
+    fn header(&self) -> &str {
+        ""
+    }
+
+    /// The most tokens a prompt and its answer may take together.
+    fn context(&self) -> usize;
 
     /// The prompt that asks for the state after `action` from the end of `prefix`,
     /// fitted into the engine's context.
