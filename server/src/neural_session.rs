@@ -165,7 +165,7 @@ impl NeuralService {
             Ok(debugger) => {
                 let context = debugger.context();
                 let tokenizer = debugger.tokenizer().clone();
-                let header = debugger.header().to_owned();
+                let header = debugger.header();
                 let header_tokens = tokenizer.encode(header.as_str(), false).map_or(0, |e| e.len());
                 let name = debugger.name();
                 tracing::info!(

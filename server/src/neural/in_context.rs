@@ -172,8 +172,8 @@ impl Engine for InContextDebugger {
         self.llm.tokenizer()
     }
 
-    fn header(&self) -> &str {
-        &self.header
+    fn header(&self) -> String {
+        self.header.clone()
     }
 
     fn context(&self) -> usize {

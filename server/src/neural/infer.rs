@@ -222,6 +222,10 @@ impl Engine for NeuralDebugger {
         &self.tokenizer
     }
 
+    fn header(&self) -> String {
+        String::new()
+    }
+
     fn context(&self) -> usize {
         self.config.max_position_embeddings
     }
@@ -279,9 +283,7 @@ pub trait Engine: Send {
 
     /// The text every prompt starts with, before the trajectory (empty for a model
     /// trained on the trace language).
-    fn header(&self) -> &str {
-        ""
-    }
+    fn header(&self) -> String;
 
     /// The most tokens a prompt and its answer may take together.
     fn context(&self) -> usize;
