@@ -197,6 +197,9 @@ pub struct EvalArgs {
     pub jobs: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    /// next-state, real: list every question's answer beside the truth in the report.
+    #[arg(long)]
+    pub answers: bool,
     /// Print only the JSON report.
     #[arg(long)]
     pub json: bool,
@@ -404,7 +407,7 @@ async fn next_state_report(
         per_trajectory: args.per_trajectory.unwrap_or(usize::MAX),
     };
     let sampling = args.sampling.sampling();
-    let report = tokio::task::spawn_blocking(move || {
+    let mut report = tokio::task::spawn_blocking(move || {
         let mut engine = engine;
         eval::next_state(
             suite,
@@ -419,6 +422,9 @@ async fn next_state_report(
         )
     })
     .await??;
+    if !args.answers {
+        report.answers.clear();
+    }
     if !args.json {
         eprintln!(
             "{}: {suite} exact match {:.1}% on {} ({:.2} s a step; copy baseline {:.1}%, next-line baseline {:.1}%)",

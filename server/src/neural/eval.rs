@@ -118,6 +118,19 @@ pub struct NextStateReport {
     pub tokens_generated: usize,
     /// Wall-clock seconds per prediction on this machine (prompt reading included).
     pub seconds_per_step: f64,
+    /// Every question's answer beside the truth (`eval --answers`; empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Answer>,
+}
+
+/// One question: the action, the real next state and the engine's answer, as text.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    pub action: String,
+    pub horizon: usize,
+    pub expected: String,
+    pub predicted: String,
+    pub matches: bool,
 }
 
 /// One prediction task: the prompt text, the previous state and the expected one.
@@ -276,6 +289,13 @@ pub fn next_state(
             false
         };
         overall.add(hit);
+        report.answers.push(Answer {
+            action: e.step_action.name(),
+            horizon: e.horizon,
+            expected: trace_lang::state_text(&e.expected, None).unwrap_or_default(),
+            predicted: prediction.text.trim_end().to_owned(),
+            matches: hit,
+        });
         report.per_action.entry(e.action.clone()).or_default().add(hit);
         report.by_horizon.entry(horizon_bucket(e.horizon)).or_default().add(hit);
         report
