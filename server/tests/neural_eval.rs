@@ -241,6 +241,14 @@ async fn the_realistic_benchmark_traces_every_program_and_scores_each_field() {
         report.fields.line.exact as f64 >= report.pass_at_1 * 10.0 - 1e-9,
         "{report:?}"
     );
+    assert_eq!(report.answers.len(), 10);
+    let matched = report.answers.iter().filter(|a| a.matches).count();
+    assert!((matched as f64 - report.pass_at_1 * 10.0).abs() < 1e-9, "{report:?}");
+    assert!(
+        report.answers.iter().all(|a| a.expected.starts_with("<|")),
+        "{:?}",
+        report.answers
+    );
 }
 
 /// A code LLM prompted in context walks a trajectory reusing the cache of the previous
