@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::{AppState, TraceFailure};
 use crate::jobs::{BUSY_RETRY_AFTER_S, RequestError, TraceJob};
-use crate::neural::infer::{Engine, Sampling};
+use crate::neural::infer::{Engine, PromptFrame, Sampling};
 use crate::neural::rollout::{self, Rollout};
 
 /// The checkpoint this repository ships, relative to the checkout (`cargo xtask serve`).
@@ -58,9 +58,8 @@ struct LoadedModel {
     debugger: Arc<Mutex<Box<dyn Engine>>>,
     /// The engine's tokenizer, to fit prompts into its context without waiting for it.
     tokenizer: Tokenizer,
-    /// What every prompt starts with, and its length in tokens.
-    header: String,
-    header_tokens: usize,
+    /// What a prompt holds before the trajectory.
+    frame: PromptFrame,
     context: usize,
 }
 
@@ -165,8 +164,7 @@ impl NeuralService {
             Ok(debugger) => {
                 let context = debugger.context();
                 let tokenizer = debugger.tokenizer().clone();
-                let header = debugger.header();
-                let header_tokens = tokenizer.encode(header.as_str(), false).map_or(0, |e| e.len());
+                let frame = debugger.frame();
                 let name = debugger.name();
                 tracing::info!(
                     model = %dir.display(),
@@ -178,8 +176,7 @@ impl NeuralService {
                     name,
                     debugger: Arc::new(Mutex::new(debugger)),
                     tokenizer,
-                    header,
-                    header_tokens,
+                    frame,
                     context,
                 })));
                 Ok(())
@@ -488,11 +485,13 @@ fn prepare(model: &LoadedModel, trace: replayground_shared::Trace, job: PredictJ
             job.action, job.at_event
         )));
     }
+    let preamble = model.frame.preamble(&job.trace.code);
+    let preamble_tokens = model.tokenizer.encode(preamble.as_str(), false).map_or(0, |e| e.len());
     let fits = |text: &str| {
         model
             .tokenizer
             .encode(text, false)
-            .map(|e| e.len() + model.header_tokens)
+            .map(|e| e.len() + preamble_tokens)
             .ok()
             .filter(|&n| n + ANSWER_TOKENS <= model.context)
     };
@@ -509,7 +508,7 @@ fn prepare(model: &LoadedModel, trace: replayground_shared::Trace, job: PredictJ
         ),
     })?;
     Ok(Prepared {
-        prompt: format!("{}{prompt}", model.header),
+        prompt: format!("{preamble}{prompt}"),
         from: tree.state(at),
         actual: normalize_state(&tree.state(next)),
         max_tokens: MAX_ANSWER_TOKENS.min(model.context - prompt_tokens),

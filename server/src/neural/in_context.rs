@@ -16,11 +16,14 @@ use candle_core::Device;
 use replayground_llm::catalogue::{self, CATALOGUE, CataloguedModel};
 use replayground_llm::model::KvCache;
 use replayground_llm::{ChatMessage, LocalLlm, PREFILL_CHUNK, chat_prompt};
-use replayground_shared::trace_lang::Trajectory;
+use replayground_shared::trace_lang::{self, Trajectory};
 use replayground_shared::{Action, State};
 use tokenizers::Tokenizer;
 
-use super::infer::{AddedTokens, Engine, Prediction, Sampling, decode_state_line, fitted_prompt, token_bytes};
+use super::infer::{
+    AddedTokens, Engine, Prediction, PromptFrame, Sampling, decode_state_line, fitted_prompt, numbered_listing,
+    token_bytes,
+};
 
 /// Prompts longer than this lose their earliest states: reading a long prompt costs
 /// more on a CPU than the few states it would add are worth.
@@ -54,7 +57,9 @@ const EXAMPLES: [&str; 3] = [
 fn header() -> String {
     let mut user = INSTRUCTIONS.to_owned();
     for example in EXAMPLES {
+        let code = trace_lang::parse(example).map(|t| t.code).unwrap_or_default();
         user.push_str("\n\n");
+        user.push_str(&numbered_listing(&code));
         user.push_str(example.trim_end());
     }
     user.push_str("\n\nNow write the next trace, one state after each action.");
@@ -172,8 +177,11 @@ impl Engine for InContextDebugger {
         self.llm.tokenizer()
     }
 
-    fn header(&self) -> String {
-        self.header.clone()
+    fn frame(&self) -> PromptFrame {
+        PromptFrame {
+            header: self.header.clone(),
+            listing: true,
+        }
     }
 
     fn context(&self) -> usize {
@@ -182,7 +190,8 @@ impl Engine for InContextDebugger {
     }
 
     fn prompt(&self, prefix: &Trajectory, action: Action, _sampling: &Sampling) -> anyhow::Result<String> {
-        fitted_prompt(prefix, action, &self.header, self.max_prompt_tokens, &|text| {
+        let preamble = self.frame().preamble(&prefix.code);
+        fitted_prompt(prefix, action, &preamble, self.max_prompt_tokens, &|text| {
             self.count_tokens(text)
         })
     }
@@ -235,8 +244,6 @@ pub fn locate(id: &str) -> anyhow::Result<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use replayground_shared::trace_lang;
-
     use super::*;
 
     #[test]
@@ -248,5 +255,6 @@ mod tests {
         let header = header();
         assert!(header.ends_with("<|im_start|>assistant\n"), "{header}");
         assert!(header.contains("<|inverse|>\n<|line|>3 1 add_all"));
+        assert!(header.contains("  3|     for n in nums:\n"), "{header}");
     }
 }

@@ -222,8 +222,8 @@ impl Engine for NeuralDebugger {
         &self.tokenizer
     }
 
-    fn header(&self) -> String {
-        String::new()
+    fn frame(&self) -> PromptFrame {
+        PromptFrame::default()
     }
 
     fn context(&self) -> usize {
@@ -281,9 +281,9 @@ pub trait Engine: Send {
     /// The engine's tokenizer, for callers that fit prompts without holding the engine.
     fn tokenizer(&self) -> &Tokenizer;
 
-    /// The text every prompt starts with, before the trajectory (empty for a model
-    /// trained on the trace language).
-    fn header(&self) -> String;
+    /// What a prompt holds before the trajectory (nothing for a model trained on the
+    /// trace language).
+    fn frame(&self) -> PromptFrame;
 
     /// The most tokens a prompt and its answer may take together.
     fn context(&self) -> usize;
@@ -340,6 +340,35 @@ pub trait Engine: Send {
         let later = inverse.steps.last().map(|s| s.state.clone());
         self.sample(&prompt, later.as_ref(), sampling, k)
     }
+}
+
+/// What a prompt holds before the trajectory: a fixed header, then (when `listing`)
+/// the program with line numbers, which a general code LLM cannot count reliably.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptFrame {
+    pub header: String,
+    pub listing: bool,
+}
+
+impl PromptFrame {
+    /// The text before the trajectory of `code`.
+    pub fn preamble(&self, code: &str) -> String {
+        let mut text = self.header.clone();
+        if self.listing {
+            text.push_str(&numbered_listing(code));
+        }
+        text
+    }
+}
+
+/// `code` with line numbers, introduced for a model that reads it before the trace.
+pub fn numbered_listing(code: &str) -> String {
+    let mut text = String::from("The program with line numbers:\n");
+    for (n, line) in code.lines().enumerate() {
+        text.push_str(&format!("{:>3}| {line}\n", n + 1));
+    }
+    text.push_str("Its trace:\n");
+    text
 }
 
 /// `header`, then as much of `prefix` as fits in `room` tokens (counted by `count`), then
