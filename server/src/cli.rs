@@ -284,12 +284,15 @@ pub struct ServeArgs {
         default_value_t = 2000
     )]
     pub trace_chunk_events: usize,
-    /// The neural debugger's model (config.json, tokenizer.json, *.safetensors); default:
-    /// the bundled models/neural-debugger-tiny when the server starts in a checkout.
+    /// The neural debugger's engine: a model folder (config.json, tokenizer.json,
+    /// *.safetensors), or a code LLM prompted in context (`qwen-0.5b`, `qwen-1.5b`,
+    /// `gguf:FILE`); default: the bundled models/neural-debugger-tiny when the server
+    /// starts in a checkout (the fastest engine; see the README's neural-debugger table).
     #[arg(
         long,
+        alias = "neural-model",
         env = "REPLAYGROUND_MODEL_DIR",
-        value_name = "DIR",
+        value_name = "ENGINE",
         conflicts_with = "no_model"
     )]
     pub model_dir: Option<PathBuf>,

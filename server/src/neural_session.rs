@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::{AppState, TraceFailure};
 use crate::jobs::{BUSY_RETRY_AFTER_S, RequestError, TraceJob};
-use crate::neural::infer::{NeuralDebugger, Sampling};
+use crate::neural::infer::{Engine, PromptFrame, Sampling};
 use crate::neural::rollout::{self, Rollout};
 
 /// The checkpoint this repository ships, relative to the checkout (`cargo xtask serve`).
@@ -55,9 +55,11 @@ enum Slot {
 struct LoadedModel {
     name: String,
     /// One prediction at a time: the model keeps its KV cache inside.
-    debugger: Arc<Mutex<NeuralDebugger>>,
-    /// The model's own tokenizer, to fit prompts into its context.
+    debugger: Arc<Mutex<Box<dyn Engine>>>,
+    /// The engine's tokenizer, to fit prompts into its context without waiting for it.
     tokenizer: Tokenizer,
+    /// What a prompt holds before the trajectory.
+    frame: PromptFrame,
     context: usize,
 }
 
@@ -138,7 +140,7 @@ impl NeuralService {
         let name = model.name.clone();
         let rollout = tokio::task::spawn_blocking(move || {
             let mut debugger = guard;
-            rollout::roll_out(&mut debugger, &code, max_steps, &Sampling::default())
+            rollout::roll_out(&mut **debugger, &code, max_steps, &Sampling::default())
         })
         .await
         .map_err(|e| format!("The neural debugger's thread failed: {e}."))?
@@ -146,8 +148,9 @@ impl NeuralService {
         Ok((name, rollout))
     }
 
-    /// Loads `dir` on a blocking thread. A failure is logged and leaves neural mode off
-    /// with the reason; the server keeps serving either way.
+    /// Loads `dir` (an engine as [`crate::neural::load_engine`] names it) on a blocking
+    /// thread. A failure is logged and leaves neural mode off with the reason; the
+    /// server keeps serving either way.
     pub async fn load(&self, dir: PathBuf) -> Result<(), String> {
         let name = model_name(&dir);
         self.set(Slot::Loading(name.clone()));
@@ -158,8 +161,11 @@ impl NeuralService {
             .map_err(|e| format!("the loading thread failed: {e}"))
             .and_then(|r| r.map_err(|e| format!("{e:#}")));
         match loaded {
-            Ok((debugger, tokenizer)) => {
-                let context = debugger.config().max_position_embeddings;
+            Ok(debugger) => {
+                let context = debugger.context();
+                let tokenizer = debugger.tokenizer().clone();
+                let frame = debugger.frame();
+                let name = debugger.name();
                 tracing::info!(
                     model = %dir.display(),
                     seconds = started.elapsed().as_secs_f64(),
@@ -170,6 +176,7 @@ impl NeuralService {
                     name,
                     debugger: Arc::new(Mutex::new(debugger)),
                     tokenizer,
+                    frame,
                     context,
                 })));
                 Ok(())
@@ -226,11 +233,12 @@ fn model_name(dir: &Path) -> String {
         .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-fn load_model(dir: &Path) -> anyhow::Result<(NeuralDebugger, Tokenizer)> {
-    let debugger = NeuralDebugger::load(dir)?;
-    let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-        .map_err(|e| anyhow::anyhow!("{}/tokenizer.json cannot be read: {e}", dir.display()))?;
-    Ok((debugger, tokenizer))
+fn load_model(dir: &Path) -> anyhow::Result<Box<dyn Engine>> {
+    crate::neural::load_engine(
+        &dir.to_string_lossy(),
+        &candle_core::Device::Cpu,
+        crate::neural::in_context::DEFAULT_MAX_PROMPT_TOKENS,
+    )
 }
 
 /// A `predict` request, checked at the boundary.
@@ -356,7 +364,7 @@ async fn run_inner(
     let generating = Arc::clone(&prepared);
     let mut generation = tokio::task::spawn_blocking(move || {
         let mut debugger = guard;
-        generate(&mut debugger, &generating, &tokens_tx, &stop)
+        generate(&mut **debugger, &generating, &tokens_tx, &stop)
     });
     let token_message = |(sample, text): (u32, String)| ServerMessage::PredictToken {
         seq: 0,
@@ -477,11 +485,13 @@ fn prepare(model: &LoadedModel, trace: replayground_shared::Trace, job: PredictJ
             job.action, job.at_event
         )));
     }
+    let preamble = model.frame.preamble(&job.trace.code);
+    let preamble_tokens = model.tokenizer.encode(preamble.as_str(), false).map_or(0, |e| e.len());
     let fits = |text: &str| {
         model
             .tokenizer
             .encode(text, false)
-            .map(|e| e.len())
+            .map(|e| e.len() + preamble_tokens)
             .ok()
             .filter(|&n| n + ANSWER_TOKENS <= model.context)
     };
@@ -498,6 +508,7 @@ fn prepare(model: &LoadedModel, trace: replayground_shared::Trace, job: PredictJ
         ),
     })?;
     Ok(Prepared {
+        prompt: format!("{preamble}{prompt}"),
         from: tree.state(at),
         actual: normalize_state(&tree.state(next)),
         max_tokens: MAX_ANSWER_TOKENS.min(model.context - prompt_tokens),
@@ -505,7 +516,6 @@ fn prepare(model: &LoadedModel, trace: replayground_shared::Trace, job: PredictJ
         action: job.action,
         breakpoints: job.breakpoints,
         samples: job.samples,
-        prompt,
         tree,
     })
 }
@@ -627,7 +637,7 @@ pub fn consistent_with_run(
 /// Decodes every candidate on this (blocking) thread, streaming tokens; stops between
 /// candidates once cancelled.
 fn generate(
-    debugger: &mut NeuralDebugger,
+    debugger: &mut dyn Engine,
     prepared: &Prepared,
     tokens: &mpsc::Sender<(u32, String)>,
     cancel: &CancellationToken,

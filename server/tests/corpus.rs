@@ -102,7 +102,7 @@ async fn a_small_corpus_is_valid_disjoint_and_reproducible() {
 mod training {
     use super::*;
     use replayground_server::neural::eval::{load_trajectories, next_state};
-    use replayground_server::neural::infer::{NeuralDebugger, Sampling};
+    use replayground_server::neural::infer::{Engine as _, NeuralDebugger, Sampling};
     use replayground_server::neural::train::{TrainConfig, train};
 
     fn config(corpus: &Path, out: &Path, steps: usize) -> TrainConfig {
@@ -202,7 +202,15 @@ mod training {
             ..Sampling::default()
         };
         let mut seen = 0;
-        let report = next_state(&mut debugger, &heldout, 6, &sampling, &mut |done, _| seen = done).unwrap();
+        let report = next_state(
+            "next-state",
+            &mut debugger,
+            &heldout,
+            replayground_server::neural::eval::Selection::first(6),
+            &sampling,
+            &mut |done, _| seen = done,
+        )
+        .unwrap();
         assert_eq!((report.n, seen), (6, 6));
         assert_eq!(report.baselines["copy"].n, 6);
         assert!(report.tokens_generated > 0);

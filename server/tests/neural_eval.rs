@@ -70,7 +70,7 @@ async fn run(suite: Suite, samples: usize, temperature: f64) -> CruxEvalReport {
         max_rollout_steps: 8,
     };
     cruxeval::evaluate(
-        Arc::new(Mutex::new(debugger)),
+        Arc::new(Mutex::new(Box::new(debugger))),
         tracer,
         checker,
         fixtures(),
@@ -141,7 +141,15 @@ async fn next_state_reports_are_identical_run_to_run() {
     let trajectories = eval::load_trajectories(&corpus.path().join("heldout.jsonl")).unwrap();
     let mut debugger = NeuralDebugger::load(&model_dir()).unwrap();
     let mut report = || {
-        let r = eval::next_state(&mut debugger, &trajectories, 8, &Sampling::default(), &mut |_, _| {}).unwrap();
+        let r = eval::next_state(
+            "next-state",
+            &mut debugger,
+            &trajectories,
+            eval::Selection::first(8),
+            &Sampling::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
         serde_json::to_string(&r).unwrap()
     };
     let (first, second) = (report(), report());
@@ -183,4 +191,103 @@ fn a_rollout_steps_a_program_in_the_models_head() {
     let again = roll_out(&mut debugger, code, 12, &Sampling::default()).unwrap();
     assert_eq!(again, rollout, "greedy rollouts are deterministic");
     eprintln!("rollout: {:?} after {} states", rollout.end, rollout.states.len());
+}
+
+fn realistic_programs() -> Vec<replayground_server::neural::real_bench::Program> {
+    use replayground_server::neural::real_bench;
+    real_bench::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(real_bench::DEFAULT_DIR),
+    )
+    .unwrap()
+}
+
+/// The realistic benchmark: every hand-written program traces for real, the seeded
+/// action scripts are the same run to run, and the report scores each field.
+#[tokio::test]
+async fn the_realistic_benchmark_traces_every_program_and_scores_each_field() {
+    use replayground_server::neural::real_bench;
+
+    let programs = realistic_programs();
+    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
+    let first = real_bench::trajectories(&tracer, &programs, 1).await.unwrap();
+    let again = real_bench::trajectories(&tracer, &programs, 1).await.unwrap();
+    let texts = |ts: &[replayground_shared::trace_lang::Trajectory]| -> Vec<String> {
+        ts.iter()
+            .map(|t| replayground_shared::trace_lang::serialize(t).unwrap())
+            .collect()
+    };
+    // Written in the trace language, which leaves out object addresses.
+    assert_eq!(texts(&first), texts(&again), "the same seed asks the same questions");
+    assert_eq!(first.len(), programs.len());
+    let examples: usize = first.iter().map(|t| t.steps.len() - 1).sum();
+    assert!(examples >= 200, "{examples} examples");
+    let mut debugger = NeuralDebugger::load(&model_dir()).unwrap();
+    let report = eval::next_state(
+        "real",
+        &mut debugger,
+        &first,
+        eval::Selection::first(10),
+        &Sampling::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!((report.suite, report.n), ("real", 10));
+    assert_eq!(report.engine, "neural-debugger-tiny");
+    assert_eq!(report.fields.line.n, 10);
+    assert!(report.fields.variables.n >= 10, "{:?}", report.fields);
+    assert!(
+        report.fields.line.exact as f64 >= report.pass_at_1 * 10.0 - 1e-9,
+        "{report:?}"
+    );
+    assert_eq!(report.answers.len(), 10);
+    let matched = report.answers.iter().filter(|a| a.matches).count();
+    assert!((matched as f64 - report.pass_at_1 * 10.0).abs() < 1e-9, "{report:?}");
+    assert!(
+        report.answers.iter().all(|a| a.expected.starts_with("<|")),
+        "{:?}",
+        report.answers
+    );
+}
+
+/// A code LLM prompted in context walks a trajectory reusing the cache of the previous
+/// prompt; answering the last step from a cold start gives the same state.
+#[test]
+fn the_in_context_llm_answers_the_same_with_and_without_its_prompt_cache() {
+    use replayground_server::neural::in_context::{InContextDebugger, locate};
+    use replayground_server::neural::infer::Engine;
+    use replayground_shared::trace_lang::{self, Direction};
+    use replayground_shared::{Action, StateTree};
+
+    let path = locate("qwen-0.5b").expect("`cargo xtask setup` installs the embedded model");
+    let code = "x = 2\ny = x * 3\nprint(y)\n";
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let trace = runtime
+        .block_on(Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default()).trace(code, ""))
+        .unwrap();
+    let tree = StateTree::new(trace).unwrap();
+    let walk = trace_lang::record(&tree, code, &[Action::StepOver, Action::StepOver], Direction::Forward);
+    let sampling = Sampling::default();
+    let mut warm = InContextDebugger::load(&path, &candle_core::Device::Cpu).unwrap();
+    let mut answers = Vec::new();
+    for k in 1..walk.steps.len() {
+        let prefix = eval::prefix(&walk, k);
+        let action = walk.steps[k].action.unwrap();
+        let prompt = warm.prompt(&prefix, action, &sampling).unwrap();
+        let previous = &walk.steps[k - 1].state;
+        answers.push(warm.predict(&prompt, Some(previous), &sampling, &mut |_| {}).unwrap());
+    }
+    let last = walk.steps.len() - 1;
+    let mut cold = InContextDebugger::load(&path, &candle_core::Device::Cpu).unwrap();
+    let prompt = cold
+        .prompt(&eval::prefix(&walk, last), walk.steps[last].action.unwrap(), &sampling)
+        .unwrap();
+    let fresh = cold
+        .predict(&prompt, Some(&walk.steps[last - 1].state), &sampling, &mut |_| {})
+        .unwrap();
+    let cached = answers.last().unwrap();
+    assert!(cached.state.is_ok(), "every answer parses: {cached:?}");
+    assert_eq!(cached.state, fresh.state, "{} vs {}", cached.text, fresh.text);
+    assert!(answers.iter().all(|a| a.state.is_ok()), "{answers:?}");
 }

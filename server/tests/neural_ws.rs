@@ -279,3 +279,31 @@ async fn without_a_model_neural_mode_is_off_and_says_why() {
         ServerMessage::Pong { reply_to: 2, .. }
     ));
 }
+
+/// `--neural-model qwen-0.5b`: the playground's neural mode on a code LLM prompted in
+/// context streams its answer the same way, decoded under the same grammar.
+#[tokio::test]
+async fn neural_mode_runs_on_a_code_llm_prompted_in_context() {
+    let path = replayground_server::neural::in_context::locate("qwen-0.5b")
+        .expect("`cargo xtask setup` installs the embedded model");
+    let (running, _dir) = server(real_sandbox(), false).await;
+    running.state.neural.load(path).await.expect("the GGUF engine loads");
+    let (mut socket, neural) = connect(&running).await;
+    assert!(neural.available, "{neural:?}");
+    let name = neural.model.unwrap_or_default();
+    assert!(name.contains("0.5B") && name.ends_with("(in context)"), "{name}");
+    let tree = trace(&mut socket, 2).await;
+    let at = tree.initial_stop();
+    ws_send(&mut socket, &predict(3, at, &tree, Action::StepOver, 1)).await;
+    let (texts, predictions, actual) = collect(&mut socket, 3).await.expect("a prediction");
+    assert_eq!(actual, real_after(&tree, at, Action::StepOver));
+    let [prediction] = &predictions[..] else {
+        panic!("one prediction: {predictions:?}");
+    };
+    assert_eq!(texts[0], prediction.text, "the streamed tokens are the answer");
+    assert!(
+        prediction.state.is_some(),
+        "the grammar makes every finished answer parse: {prediction:?}"
+    );
+    assert_eq!(prediction.matches, prediction.state.as_ref() == Some(&actual));
+}

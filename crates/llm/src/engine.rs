@@ -67,7 +67,7 @@ pub struct Generation {
 }
 
 /// Prompt tokens read per forward pass: bounds the attention scores' memory on long prompts.
-const PREFILL_CHUNK: usize = 512;
+pub const PREFILL_CHUNK: usize = 512;
 
 struct Loaded {
     model: Qwen2,

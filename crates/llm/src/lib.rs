@@ -12,5 +12,5 @@ pub mod model;
 pub mod stream;
 
 pub use chat::{ChatMessage, Role, chat_prompt};
-pub use engine::{Generation, GenerationParams, LocalLlm, StopReason, default_device, describe};
+pub use engine::{Generation, GenerationParams, LocalLlm, PREFILL_CHUNK, StopReason, default_device, describe};
 pub use error::{LlmError, Result};

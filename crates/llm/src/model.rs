@@ -213,6 +213,12 @@ pub struct Qwen2 {
 }
 
 /// The keys and values of every position read so far, one pair per block.
+///
+/// A clone is a cheap checkpoint of a prompt: it shares the storage, and the original
+/// only writes positions past the clone's length, which the clone never reads. Reading
+/// a shared prompt once and generating several answers from the clone of it saves
+/// reading the prompt again.
+#[derive(Clone)]
 pub struct KvCache {
     blocks: Vec<candle_nn::kv_cache::KvCache>,
 }

@@ -258,3 +258,32 @@ fn the_model_names_itself_from_its_metadata() {
     assert_eq!(model.model().hparams.block_count, 24);
     assert_eq!(model.model().hparams.head_count_kv, 2);
 }
+
+#[test]
+fn a_cloned_cache_answers_as_if_the_prompt_were_read_again() {
+    let llm = model();
+    let model = llm.model();
+    let ids = llm.encode("def area(w, h):\n    return").unwrap();
+    let logits = |cache: &mut replayground_llm::model::KvCache, ids: &[u32]| {
+        model
+            .forward(ids, cache)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap()
+    };
+    let mut cache = model.new_cache();
+    logits(&mut cache, &ids[..ids.len() - 1]);
+    let checkpoint = cache.clone();
+    // The original goes on past the checkpoint with other text ...
+    logits(&mut cache, &llm.encode(" a very different continuation").unwrap());
+    // ... and the checkpoint still reads as a fresh cache that saw only the prompt.
+    let mut resumed = checkpoint;
+    let from_checkpoint = logits(&mut resumed, &ids[ids.len() - 1..]);
+    let mut fresh = model.new_cache();
+    logits(&mut fresh, &ids[..ids.len() - 1]);
+    let from_scratch = logits(&mut fresh, &ids[ids.len() - 1..]);
+    assert_eq!(resumed.len(), ids.len());
+    assert_eq!(from_checkpoint, from_scratch);
+}

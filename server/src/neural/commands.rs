@@ -14,8 +14,9 @@ use super::cruxeval::{self, Checker, CruxEvalOptions, Rollout, Suite};
 use super::dedup::Reference;
 use super::device::{self, DeviceChoice};
 use super::eval;
-use super::infer::{NeuralDebugger, Sampling};
+use super::infer::{Engine, NeuralDebugger, Sampling};
 use super::policy::Policy;
+use super::real_bench;
 use super::train::{self, TrainConfig};
 use crate::runner::Tracer;
 use crate::sandbox::{RunLimits, Sandbox};
@@ -41,6 +42,9 @@ pub struct CorpusArgs {
     /// CruxEval problems whose near-copies are left out (`none` to skip).
     #[arg(long, value_name = "FILE", default_value = CRUXEVAL)]
     pub cruxeval: String,
+    /// The realistic benchmark's programs, whose near-copies are left out (`none` to skip).
+    #[arg(long, value_name = "DIR", default_value = real_bench::DEFAULT_DIR)]
+    pub neural_real: String,
     /// Also add real functions from the permissively licensed wheels in DIR
     /// (`python3 -m pip download more-itertools --no-deps -d DIR`), called with generated arguments.
     #[arg(long, value_name = "DIR")]
@@ -139,6 +143,9 @@ impl SamplingArgs {
 pub enum SuiteName {
     /// Next-state exact match on a corpus's held-out trajectories.
     NextState,
+    /// Next-state exact match on the realistic benchmark: hand-written programs
+    /// (tests/neural-real/programs), traced for real and walked by the seeded policy.
+    Real,
     /// CruxEval-O: the return value of `f(input)`, by rolling the debugger to the return.
     CruxevalO,
     /// CruxEval-I: an input giving the output, by stepping backwards to the call.
@@ -149,15 +156,36 @@ pub enum SuiteName {
 pub struct EvalArgs {
     #[arg(long, value_enum, default_value_t = SuiteName::NextState)]
     pub suite: SuiteName,
-    #[arg(long, value_name = "DIR")]
-    pub model: PathBuf,
-    /// next-state: a corpus `heldout.jsonl` (required). CruxEval: its JSONL (default
+    /// The engines, side by side in one run (repeat the flag or separate with commas):
+    /// a model folder (the from-scratch model, e.g. models/neural-debugger-tiny), or a
+    /// code LLM prompted in context: `qwen-0.5b`, `qwen-1.5b` (installed by `cargo xtask
+    /// setup [--with qwen-1.5b]`) or `gguf:FILE`.
+    #[arg(
+        long = "model",
+        alias = "engine",
+        value_name = "ENGINE",
+        required = true,
+        value_delimiter = ','
+    )]
+    pub models: Vec<String>,
+    /// next-state: a corpus `heldout.jsonl` (required). real: the programs' folder
+    /// (default tests/neural-real/programs). CruxEval: its JSONL (default
     /// `../shared/data/cruxeval/cruxeval.jsonl` beside the checkout).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "PATH")]
     pub data: Option<PathBuf>,
-    /// Examples (next-state) or problems (CruxEval) to evaluate, from the start of the file.
+    /// Examples (next-state, real) or problems (CruxEval) to evaluate, from the start.
     #[arg(long, default_value_t = 500)]
     pub limit: usize,
+    /// next-state, real: at most this many questions from each trajectory (its first
+    /// steps), so that a short run covers every program.
+    #[arg(long, value_name = "N")]
+    pub per_trajectory: Option<usize>,
+    /// real: the seed of program i's action script is SEED + i.
+    #[arg(long, value_name = "SEED", default_value_t = 1)]
+    pub program_seed: u64,
+    /// Code LLMs in context: the longest prompt read (earlier states are left out).
+    #[arg(long, default_value_t = super::in_context::DEFAULT_MAX_PROMPT_TOKENS)]
+    pub max_prompt_tokens: usize,
     /// CruxEval: samples per problem (pass@k with k = samples; more than 1 needs --temperature).
     #[arg(long, default_value_t = 1)]
     pub samples: usize,
@@ -169,6 +197,9 @@ pub struct EvalArgs {
     pub jobs: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    /// next-state, real: list every question's answer beside the truth in the report.
+    #[arg(long)]
+    pub answers: bool,
     /// Print only the JSON report.
     #[arg(long)]
     pub json: bool,
@@ -186,6 +217,12 @@ pub async fn corpus(
             anyhow::anyhow!("{e}; pass --cruxeval FILE, or --cruxeval none to build without the CruxEval check")
         })?
     };
+    let mut reference = reference;
+    if args.neural_real != "none" {
+        let programs = real_bench::load(std::path::Path::new(&args.neural_real))
+            .map_err(|e| anyhow::anyhow!("{e}; or pass --neural-real none to build without this check"))?;
+        real_bench::keep_out_of(&mut reference, &programs);
+    }
     let tracer = Arc::new(Tracer::new(
         sandbox,
         python,
@@ -301,100 +338,49 @@ pub fn predict(args: &PredictArgs, tree: &StateTree, code: &str) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// `replayground eval`: one JSON report on stdout.
+/// `replayground eval`: one JSON report on stdout (a list of reports, one per engine,
+/// when several are named).
 pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path::Path) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let device = device::choose(args.sampling.device)?;
-    let debugger = NeuralDebugger::load_on(&args.model, &device)?;
     let bar = if args.json {
         indicatif::ProgressBar::hidden()
     } else {
         indicatif::ProgressBar::new(args.limit as u64)
     };
-    let json = match args.suite {
+    let trajectories = match args.suite {
         SuiteName::NextState => {
             let data = args.data.clone().ok_or_else(|| {
                 anyhow::anyhow!(
                     "--suite next-state needs --data FILE: a corpus heldout.jsonl (replayground corpus --out DIR)"
                 )
             })?;
-            let (limit, sampling) = (args.limit, args.sampling.sampling());
-            let report = tokio::task::spawn_blocking(move || {
-                let mut debugger = debugger;
-                let trajectories = eval::load_trajectories(&data)?;
-                eval::next_state(&mut debugger, &trajectories, limit, &sampling, &mut |done, total| {
-                    bar.set_length(total as u64);
-                    bar.set_position(done as u64);
-                })
-            })
-            .await??;
-            if !args.json {
-                eprintln!(
-                    "next-state exact match {:.1}% on {} (copy baseline {:.1}%, next-line baseline {:.1}%)",
-                    100.0 * report.pass_at_1,
-                    report.n,
-                    100.0 * report.baselines.get("copy").map_or(0.0, |s| s.accuracy),
-                    100.0 * report.baselines.get("next_line").map_or(0.0, |s| s.accuracy),
-                );
-            }
-            serde_json::to_string_pretty(&report)?
+            Some(eval::load_trajectories(&data)?)
         }
-        SuiteName::CruxevalO | SuiteName::CruxevalI => {
-            let path = match &args.data {
-                Some(path) => path.clone(),
-                None => cruxeval::default_path()?,
-            };
-            let mut problems = cruxeval::load(&path)?;
-            problems.truncate(args.limit);
-            let tracer = Arc::new(Tracer::new(
-                Arc::clone(&sandbox),
-                python,
-                RunLimits {
-                    max_events: 20_000,
-                    ..RunLimits::default()
-                },
-            ));
-            let checker = Arc::new(Checker::new(sandbox, python, args.jobs));
-            let options = CruxEvalOptions {
-                suite: if args.suite == SuiteName::CruxevalO {
-                    Suite::Output
-                } else {
-                    Suite::Input
-                },
-                samples: args.samples,
-                sampling: args.sampling.sampling(),
-                rollout: args.rollout,
-                max_rollout_steps: 64,
-            };
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{msg:>10} {bar:40} {pos}/{len} eta {eta}")
-                    .expect("a valid template"),
-            );
-            let report = cruxeval::evaluate(
-                Arc::new(std::sync::Mutex::new(debugger)),
-                tracer,
-                checker,
-                problems,
-                options,
-                bar,
-            )
-            .await?;
-            if !args.json {
-                eprintln!(
-                    "{} pass@1 {:.1}% on {} problems; baselines: {}",
-                    report.suite,
-                    100.0 * report.pass_at_1,
-                    report.n,
-                    report
-                        .baselines
-                        .iter()
-                        .map(|(name, s)| format!("{name} {:.1}%", 100.0 * s.pass_at_1))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            serde_json::to_string_pretty(&report)?
+        SuiteName::Real => {
+            let dir = args.data.clone().unwrap_or_else(real_bench::default_dir);
+            let programs = real_bench::load(&dir)?;
+            let tracer = Tracer::new(Arc::clone(&sandbox), python, RunLimits::default());
+            Some(real_bench::trajectories(&tracer, &programs, args.program_seed).await?)
         }
+        SuiteName::CruxevalO | SuiteName::CruxevalI => None,
+    };
+    let mut reports = Vec::new();
+    for spec in &args.models {
+        let engine = super::load_engine(spec, &device, args.max_prompt_tokens)?;
+        bar.reset();
+        bar.set_message(engine.name());
+        let report = match &trajectories {
+            Some(trajectories) => next_state_report(&args, engine, trajectories.clone(), bar.clone()).await?,
+            None => cruxeval_report(&args, engine, Arc::clone(&sandbox), python, bar.clone()).await?,
+        };
+        reports.push(report);
+    }
+    bar.finish_and_clear();
+    let json = if let [one] = reports.as_slice() {
+        serde_json::to_string_pretty(one)?
+    } else {
+        serde_json::to_string_pretty(&reports)?
     };
     writeln!(std::io::stdout().lock(), "{json}")?;
     eprintln!(
@@ -403,4 +389,114 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
         started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+async fn next_state_report(
+    args: &EvalArgs,
+    engine: Box<dyn Engine>,
+    trajectories: Vec<Trajectory>,
+    bar: indicatif::ProgressBar,
+) -> anyhow::Result<serde_json::Value> {
+    let suite = if args.suite == SuiteName::Real {
+        "real"
+    } else {
+        "next-state"
+    };
+    let selection = eval::Selection {
+        limit: args.limit,
+        per_trajectory: args.per_trajectory.unwrap_or(usize::MAX),
+    };
+    let sampling = args.sampling.sampling();
+    let mut report = tokio::task::spawn_blocking(move || {
+        let mut engine = engine;
+        eval::next_state(
+            suite,
+            engine.as_mut(),
+            &trajectories,
+            selection,
+            &sampling,
+            &mut |done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            },
+        )
+    })
+    .await??;
+    if !args.answers {
+        report.answers.clear();
+    }
+    if !args.json {
+        eprintln!(
+            "{}: {suite} exact match {:.1}% on {} ({:.2} s a step; copy baseline {:.1}%, next-line baseline {:.1}%)",
+            report.engine,
+            100.0 * report.pass_at_1,
+            report.n,
+            report.seconds_per_step,
+            100.0 * report.baselines.get("copy").map_or(0.0, |s| s.accuracy),
+            100.0 * report.baselines.get("next_line").map_or(0.0, |s| s.accuracy),
+        );
+    }
+    Ok(serde_json::to_value(&report)?)
+}
+
+async fn cruxeval_report(
+    args: &EvalArgs,
+    engine: Box<dyn Engine>,
+    sandbox: Arc<dyn Sandbox>,
+    python: &std::path::Path,
+    bar: indicatif::ProgressBar,
+) -> anyhow::Result<serde_json::Value> {
+    let path = match &args.data {
+        Some(path) => path.clone(),
+        None => cruxeval::default_path()?,
+    };
+    let mut problems = cruxeval::load(&path)?;
+    problems.truncate(args.limit);
+    let tracer = Arc::new(Tracer::new(
+        Arc::clone(&sandbox),
+        python,
+        RunLimits {
+            max_events: 20_000,
+            ..RunLimits::default()
+        },
+    ));
+    let checker = Arc::new(Checker::new(sandbox, python, args.jobs));
+    let options = CruxEvalOptions {
+        suite: if args.suite == SuiteName::CruxevalO {
+            Suite::Output
+        } else {
+            Suite::Input
+        },
+        samples: args.samples,
+        sampling: args.sampling.sampling(),
+        rollout: args.rollout,
+        max_rollout_steps: 64,
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>10} {bar:40} {pos}/{len} eta {eta}").expect("a valid template"),
+    );
+    let report = cruxeval::evaluate(
+        Arc::new(std::sync::Mutex::new(engine)),
+        tracer,
+        checker,
+        problems,
+        options,
+        bar,
+    )
+    .await?;
+    if !args.json {
+        eprintln!(
+            "{} pass@1 {:.1}% on {} problems; baselines: {}",
+            report.suite,
+            100.0 * report.pass_at_1,
+            report.n,
+            report
+                .baselines
+                .iter()
+                .map(|(name, s)| format!("{name} {:.1}%", 100.0 * s.pass_at_1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(serde_json::to_value(&report)?)
 }

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::infer::{Candidate, NeuralDebugger, Sampling};
+use super::infer::{Candidate, Engine, Sampling};
 use crate::runner::Tracer;
 use crate::sandbox::{Job, RunLimits, Sandbox};
 
@@ -271,6 +271,7 @@ pub struct BaselineScore {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CruxEvalReport {
     pub suite: &'static str,
+    pub engine: String,
     /// Problems scored (after those left out).
     pub n: usize,
     /// Samples per problem, and the k of `pass_at_k` (k = samples).
@@ -410,7 +411,7 @@ fn answer(suite: Suite, state: &State) -> Option<String> {
 
 /// The model's answers to one problem: one per sample (`None`: no usable answer).
 fn model_answers(
-    debugger: &mut NeuralDebugger,
+    debugger: &mut dyn Engine,
     options: &CruxEvalOptions,
     truth: &Truth,
     problem: &Problem,
@@ -446,7 +447,7 @@ struct Counts {
 
 /// One prediction; `None` (and counted) when it does not parse.
 fn predict_one(
-    debugger: &mut NeuralDebugger,
+    debugger: &mut dyn Engine,
     prefix: &Trajectory,
     action: Action,
     sampling: &Sampling,
@@ -467,7 +468,7 @@ fn predict_one(
 
 /// `cruxeval-o`: from the real call of `f`, the model's state at `f`'s return.
 fn roll_forward(
-    debugger: &mut NeuralDebugger,
+    debugger: &mut dyn Engine,
     options: &CruxEvalOptions,
     truth: &Truth,
     sampling: &Sampling,
@@ -503,7 +504,7 @@ fn roll_forward(
 /// `cruxeval-i`: from the program's last state (`result` holds the output), the
 /// model's state at the call of `f`, two reverse steps back.
 fn roll_backward(
-    debugger: &mut NeuralDebugger,
+    debugger: &mut dyn Engine,
     truth: &Truth,
     problem: &Problem,
     sampling: &Sampling,
@@ -543,7 +544,7 @@ fn answer_check(suite: Suite, problem: &Problem, answer: &str) -> Check {
 
 /// Evaluates `problems` (after `--limit`), showing progress on `bar`.
 pub async fn evaluate(
-    debugger: Arc<Mutex<NeuralDebugger>>,
+    debugger: Arc<Mutex<Box<dyn Engine>>>,
     tracer: Arc<Tracer>,
     checker: Arc<Checker>,
     problems: Vec<Problem>,
@@ -557,6 +558,10 @@ pub async fn evaluate(
         options.samples
     );
     let suite = options.suite;
+    let engine = debugger
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the model panicked in an earlier request"))?
+        .name();
     let problems = Arc::new(problems);
 
     // 1. Ground truth: trace each program and check the dataset's answer and the baselines.
@@ -625,7 +630,7 @@ pub async fn evaluate(
             let mut answers = Vec::with_capacity(kept.len());
             for (i, truth) in &kept {
                 answers.push(model_answers(
-                    &mut debugger,
+                    &mut **debugger,
                     &options,
                     truth,
                     &problems[*i],
@@ -678,6 +683,7 @@ pub async fn evaluate(
         }
     };
     Ok(CruxEvalReport {
+        engine,
         suite: suite.name(),
         n,
         samples: k,

@@ -6,6 +6,10 @@
 //! horizon (the step's position in its trajectory), beside two baselines computed on
 //! the same examples: *copy* (the state does not change) and *next line* (the same
 //! state one line further). A model that does not beat them has learned nothing.
+//! Beside exact match, each field of a state is scored on its own (event, line,
+//! function, depth, each variable, the value), so a model that gets the line right but
+//! a value wrong shows it. The same scoring serves the realistic benchmark
+//! ([`super::real_bench`]), whose trajectories come from hand-written programs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,7 +18,7 @@ use replayground_shared::trace_lang::{self, Direction, Step, Trajectory, normali
 use replayground_shared::{Action, State, StopKind};
 use serde::Serialize;
 
-use super::infer::{NeuralDebugger, Sampling};
+use super::infer::{Engine, Sampling};
 
 /// Exact matches out of a count.
 #[derive(Debug, Default, Clone, Copy, Serialize, PartialEq)]
@@ -32,10 +36,75 @@ impl Score {
     }
 }
 
-/// The JSON `replayground eval --suite next-state` prints.
+/// Accuracy of each field of the predicted states. An answer that did not parse
+/// misses every field. `variables` counts every name in the real or the predicted
+/// frame (a variable the model invents is a miss); `value` counts the states where
+/// either has a return value or exception.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct FieldScores {
+    pub event: Score,
+    pub line: Score,
+    pub function: Score,
+    pub depth: Score,
+    pub variables: Score,
+    pub value: Score,
+}
+
+impl FieldScores {
+    fn add(&mut self, predicted: Option<&State>, expected: &State) {
+        let Some(predicted) = predicted else {
+            for score in [&mut self.event, &mut self.line, &mut self.function, &mut self.depth] {
+                score.add(false);
+            }
+            for _ in frame_vars(expected).map_or(&[][..], |v| v.0.as_slice()) {
+                self.variables.add(false);
+            }
+            if expected.value.is_some() {
+                self.value.add(false);
+            }
+            return;
+        };
+        let differences = predicted.differences(expected);
+        let differs = |field: &str| differences.iter().any(|d| d == field);
+        self.event.add(!differs("event"));
+        self.line.add(!differs("line"));
+        self.function.add(!differs("function"));
+        self.depth.add(!differs("depth"));
+        if expected.value.is_some() || predicted.value.is_some() {
+            self.value.add(!differs("value"));
+        }
+        let mut names: Vec<&str> = [predicted, expected]
+            .iter()
+            .flat_map(|s| frame_vars(s).map_or(&[][..], |v| v.0.as_slice()))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let field_name = |field: &str| format!("{field}.{name}");
+            self.variables.add(
+                !differences
+                    .iter()
+                    .any(|d| *d == field_name("locals") || *d == field_name("globals")),
+            );
+        }
+    }
+}
+
+/// The variables a state shows: the globals at module level, else the locals.
+fn frame_vars(state: &State) -> Option<&replayground_shared::Vars> {
+    if state.depth == Some(0) {
+        state.globals.as_ref().or(state.locals.as_ref())
+    } else {
+        state.locals.as_ref()
+    }
+}
+
+/// The JSON `replayground eval --suite next-state` (or `real`) prints for one engine.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct NextStateReport {
     pub suite: &'static str,
+    pub engine: String,
     pub n: usize,
     pub pass_at_1: f64,
     pub parse_failures: usize,
@@ -44,8 +113,24 @@ pub struct NextStateReport {
     pub parse_failure_reasons: BTreeMap<&'static str, usize>,
     pub per_action: BTreeMap<String, Score>,
     pub by_horizon: BTreeMap<String, Score>,
+    pub fields: FieldScores,
     pub baselines: BTreeMap<&'static str, Score>,
     pub tokens_generated: usize,
+    /// Wall-clock seconds per prediction on this machine (prompt reading included).
+    pub seconds_per_step: f64,
+    /// Every question's answer beside the truth (`eval --answers`; empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Answer>,
+}
+
+/// One question: the action, the real next state and the engine's answer, as text.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    pub action: String,
+    pub horizon: usize,
+    pub expected: String,
+    pub predicted: String,
+    pub matches: bool,
 }
 
 /// One prediction task: the prompt text, the previous state and the expected one.
@@ -145,24 +230,47 @@ pub fn load_trajectories(path: &Path) -> anyhow::Result<Vec<Trajectory>> {
         .collect()
 }
 
-/// Runs the next-state suite on up to `limit` examples.
+/// Which questions a next-state run asks.
+#[derive(Debug, Clone, Copy)]
+pub struct Selection {
+    /// At most this many in all, from the first trajectory on.
+    pub limit: usize,
+    /// At most this many from each trajectory (its first steps), so that a short run
+    /// still covers every program.
+    pub per_trajectory: usize,
+}
+
+impl Selection {
+    pub fn first(limit: usize) -> Self {
+        Self {
+            limit,
+            per_trajectory: usize::MAX,
+        }
+    }
+}
+
+/// Runs the next-state suite (`suite` names it in the report) on the selected examples.
 pub fn next_state(
-    debugger: &mut NeuralDebugger,
+    suite: &'static str,
+    debugger: &mut dyn Engine,
     trajectories: &[Trajectory],
-    limit: usize,
+    selection: Selection,
     sampling: &Sampling,
     on_progress: &mut dyn FnMut(usize, usize),
 ) -> anyhow::Result<NextStateReport> {
+    let started = std::time::Instant::now();
+    let limit = selection.limit;
     let mut all = Vec::new();
     for t in trajectories {
-        all.extend(examples(t)?);
+        all.extend(examples(t)?.into_iter().take(selection.per_trajectory));
         if all.len() >= limit {
             break;
         }
     }
     all.truncate(limit);
     let mut report = NextStateReport {
-        suite: "next-state",
+        suite,
+        engine: debugger.name(),
         ..NextStateReport::default()
     };
     let mut overall = Score::default();
@@ -170,8 +278,10 @@ pub fn next_state(
         let prompt = debugger.prompt(&e.prefix, e.step_action, sampling)?;
         let prediction = debugger.predict(&prompt, Some(&e.previous), sampling, &mut |_| {})?;
         report.tokens_generated += prediction.tokens;
-        let hit = if let Ok(state) = &prediction.state {
-            normalize_state(state) == e.expected
+        let predicted = prediction.state.as_ref().ok().map(normalize_state);
+        report.fields.add(predicted.as_ref(), &e.expected);
+        let hit = if let Some(state) = &predicted {
+            *state == e.expected
         } else {
             report.parse_failures += 1;
             let reason = prediction.state.as_ref().err().map_or("other", |m| failure_reason(m));
@@ -179,6 +289,13 @@ pub fn next_state(
             false
         };
         overall.add(hit);
+        report.answers.push(Answer {
+            action: e.step_action.name(),
+            horizon: e.horizon,
+            expected: trace_lang::state_text(&e.expected, None).unwrap_or_default(),
+            predicted: prediction.text.trim_end().to_owned(),
+            matches: hit,
+        });
         report.per_action.entry(e.action.clone()).or_default().add(hit);
         report.by_horizon.entry(horizon_bucket(e.horizon)).or_default().add(hit);
         report
@@ -195,6 +312,7 @@ pub fn next_state(
     }
     report.n = overall.n;
     report.pass_at_1 = overall.accuracy;
+    report.seconds_per_step = started.elapsed().as_secs_f64() / overall.n.max(1) as f64;
     Ok(report)
 }
 
@@ -224,6 +342,25 @@ mod tests {
             globals: None,
             value: None,
         }
+    }
+
+    #[test]
+    fn each_field_is_scored_on_its_own_and_invented_variables_count_as_misses() {
+        let expected = line(2);
+        let mut wrong_value = line(2);
+        wrong_value.locals = Some(Vars(vec![("x".into(), "2".into()), ("Counter".into(), "0".into())]));
+        let mut fields = FieldScores::default();
+        fields.add(Some(&expected), &expected);
+        fields.add(Some(&wrong_value), &expected);
+        fields.add(None, &expected);
+        assert_eq!((fields.line.exact, fields.line.n), (2, 3));
+        assert_eq!(
+            (fields.event.exact, fields.function.exact, fields.depth.exact),
+            (2, 2, 2)
+        );
+        // x right once; x wrong and the invented Counter; x missed by the unparsed answer.
+        assert_eq!((fields.variables.exact, fields.variables.n), (1, 4));
+        assert_eq!(fields.value.n, 0, "no state here has a value");
     }
 
     #[test]

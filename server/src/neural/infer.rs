@@ -102,6 +102,8 @@ pub struct NeuralDebugger {
     token_bytes: Vec<Vec<u8>>,
     config: Qwen2Config,
     device: Device,
+    /// The model folder's name.
+    name: String,
 }
 
 impl NeuralDebugger {
@@ -118,13 +120,19 @@ impl NeuralDebugger {
             config,
         } = Qwen2Checkpoint::load(dir, device).map_err(|detail| anyhow::anyhow!("{}: {detail}", dir.display()))?;
         let device = device.clone();
-        let token_bytes = token_bytes(&tokenizer);
+        let token_bytes = token_bytes(&tokenizer, AddedTokens::AsText);
+        let name = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| dir.display().to_string());
         Ok(Self {
             model,
             tokenizer,
             token_bytes,
             config,
             device,
+            name,
         })
     }
 
@@ -159,39 +167,143 @@ impl NeuralDebugger {
             .min(self.config.max_position_embeddings / 2)
     }
 
-    /// The prompt that asks for the state after `action` from the end of `prefix`,
-    /// fitted into the context with room for the answer: when the whole trajectory
-    /// does not fit, its earliest states are left out (the code always stays, and
-    /// the first state kept is written in full, so that every `..` still resolves).
-    pub fn prompt(&self, prefix: &Trajectory, action: Action, sampling: &Sampling) -> anyhow::Result<String> {
-        let action_line = format!("{}\n", trace_lang::action_text(action));
+    /// The logits after `prompt` (which ends with an action line, cut to leave the
+    /// answer its budget), the budget and the number of prompt tokens read.
+    fn read_prompt(
+        &mut self,
+        prompt: &str,
+        previous: Option<&State>,
+        sampling: &Sampling,
+    ) -> anyhow::Result<(Vec<f32>, usize, usize)> {
+        let encoding = self
+            .tokenizer
+            .encode(prompt, false)
+            .map_err(|e| anyhow::anyhow!("cannot tokenise: {e}"))?;
+        let mut ids = encoding.get_ids().to_vec();
+        // Leave the answer its budget; cutting the prompt costs less than cutting the answer.
+        let room = self
+            .config
+            .max_position_embeddings
+            .saturating_sub(self.answer_budget(previous, sampling));
+        if ids.len() > room {
+            // Keep the most recent context: the states right before the action matter most.
+            ids.drain(..ids.len() - room);
+        }
+        self.model.clear_kv_cache();
+        let input = Tensor::new(ids.as_slice(), &self.device)?.unsqueeze(0)?;
+        let logits = self.logits(&input, 0)?;
+        let budget = sampling
+            .max_tokens
+            .min(self.config.max_position_embeddings.saturating_sub(ids.len()));
+        Ok((logits, budget, ids.len()))
+    }
+
+    fn logits(&mut self, input: &Tensor, position: usize) -> anyhow::Result<Vec<f32>> {
+        Ok(self
+            .model
+            .forward(input, position)?
+            .squeeze(0)?
+            .squeeze(0)?
+            .to_dtype(DType::F32)?
+            .to_vec1::<f32>()?)
+    }
+}
+
+impl Engine for NeuralDebugger {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn count_tokens(&self, text: &str) -> anyhow::Result<usize> {
+        NeuralDebugger::count_tokens(self, text)
+    }
+
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    fn frame(&self) -> PromptFrame {
+        PromptFrame::default()
+    }
+
+    fn context(&self) -> usize {
+        self.config.max_position_embeddings
+    }
+
+    fn prompt(&self, prefix: &Trajectory, action: Action, sampling: &Sampling) -> anyhow::Result<String> {
         let previous = prefix.steps.last().map(|s| &s.state);
         let room = self
             .config
             .max_position_embeddings
             .saturating_sub(self.answer_budget(previous, sampling));
-        let mut first = 0;
-        loop {
-            let mut steps = prefix.steps[first..].to_vec();
-            if let Some(s) = steps.first_mut() {
-                s.action = None;
-            }
-            let kept = Trajectory {
-                code: prefix.code.clone(),
-                direction: prefix.direction,
-                steps,
-            };
-            let mut text = trace_lang::serialize(&kept)?;
-            text.push_str(&action_line);
-            if first + 1 >= prefix.steps.len() || self.count_tokens(&text)? <= room {
-                return Ok(text);
-            }
-            first += 1;
-        }
+        fitted_prompt(prefix, action, "", room, &|text| self.count_tokens(text))
     }
 
+    fn predict(
+        &mut self,
+        prompt: &str,
+        previous: Option<&State>,
+        sampling: &Sampling,
+        on_text: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Prediction> {
+        let (first, budget, mut position) = self.read_prompt(prompt, previous, sampling)?;
+        let device = self.device.clone();
+        let token_bytes = std::mem::take(&mut self.token_bytes);
+        let answer = decode_state_line(
+            first,
+            &mut |token| {
+                let input = Tensor::new(&[token], &device)?.unsqueeze(0)?;
+                let logits = self.logits(&input, position);
+                position += 1;
+                logits
+            },
+            &token_bytes,
+            previous,
+            sampling,
+            budget,
+            on_text,
+        );
+        self.token_bytes = token_bytes;
+        answer
+    }
+}
+
+/// A model that predicts the state a debugger action leads to: the from-scratch
+/// [`NeuralDebugger`] or a code LLM prompted in context
+/// ([`super::in_context::InContextDebugger`]). Both decode under the same grammar.
+pub trait Engine: Send {
+    /// What reports call it.
+    fn name(&self) -> String;
+
+    /// How many of the engine's tokens `text` takes.
+    fn count_tokens(&self, text: &str) -> anyhow::Result<usize>;
+
+    /// The engine's tokenizer, for callers that fit prompts without holding the engine.
+    fn tokenizer(&self) -> &Tokenizer;
+
+    /// What a prompt holds before the trajectory (nothing for a model trained on the
+    /// trace language).
+    fn frame(&self) -> PromptFrame;
+
+    /// The most tokens a prompt and its answer may take together.
+    fn context(&self) -> usize;
+
+    /// The prompt that asks for the state after `action` from the end of `prefix`,
+    /// fitted into the engine's context.
+    fn prompt(&self, prefix: &Trajectory, action: Action, sampling: &Sampling) -> anyhow::Result<String>;
+
+    /// Generates the state line that follows `prompt` (made by [`Engine::prompt`]),
+    /// streaming each piece of text to `on_text`. `previous` resolves `..`.
+    fn predict(
+        &mut self,
+        prompt: &str,
+        previous: Option<&State>,
+        sampling: &Sampling,
+        on_text: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Prediction>;
+
     /// k answers to `prompt`, candidate `i` sampled with seed `sampling.seed + i`.
-    pub fn sample(
+    fn sample(
         &mut self,
         prompt: &str,
         previous: Option<&State>,
@@ -213,7 +325,7 @@ impl NeuralDebugger {
     /// Inverse mode: k candidate states before the last state of `inverse` (a
     /// trajectory written backwards), reached by the reverse `action`. Check them
     /// with [`mark_consistent`] against the real previous state.
-    pub fn sample_previous(
+    fn sample_previous(
         &mut self,
         inverse: &Trajectory,
         action: Action,
@@ -228,102 +340,168 @@ impl NeuralDebugger {
         let later = inverse.steps.last().map(|s| s.state.clone());
         self.sample(&prompt, later.as_ref(), sampling, k)
     }
+}
 
-    /// Generates the state line that follows `prompt` (which ends with an action
-    /// line), streaming each piece of text to `on_text`. `previous` resolves `..`.
-    pub fn predict(
-        &mut self,
-        prompt: &str,
-        previous: Option<&State>,
-        sampling: &Sampling,
-        on_text: &mut dyn FnMut(&str),
-    ) -> anyhow::Result<Prediction> {
-        let encoding = self
-            .tokenizer
-            .encode(prompt, false)
-            .map_err(|e| anyhow::anyhow!("cannot tokenise: {e}"))?;
-        let mut ids = encoding.get_ids().to_vec();
-        // Leave the answer its budget; cutting the prompt costs less than cutting the answer.
-        let room = self
-            .config
-            .max_position_embeddings
-            .saturating_sub(self.answer_budget(previous, sampling));
-        if ids.len() > room {
-            // Keep the most recent context: the states right before the action matter most.
-            ids.drain(..ids.len() - room);
+/// What a prompt holds before the trajectory: a fixed header, then (when `listing`)
+/// the program with line numbers, which a general code LLM cannot count reliably.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptFrame {
+    pub header: String,
+    pub listing: bool,
+}
+
+impl PromptFrame {
+    /// The text before the trajectory of `code`.
+    pub fn preamble(&self, code: &str) -> String {
+        let mut text = self.header.clone();
+        if self.listing {
+            text.push_str(&numbered_listing(code));
         }
-        self.model.clear_kv_cache();
-        let mut processor = LogitsProcessor::from_sampling(
-            sampling.seed,
-            if sampling.temperature <= 0.0 {
-                CandleSampling::ArgMax
-            } else {
-                match sampling.top_p {
-                    Some(p) => CandleSampling::TopP {
-                        p,
-                        temperature: sampling.temperature,
-                    },
-                    None => CandleSampling::All {
-                        temperature: sampling.temperature,
-                    },
-                }
-            },
-        );
-        let mut machine = StateLineMachine::new();
-        let unchanged = UnchangedGuard::new(previous);
-        let mut bytes = Vec::new();
-        let mut position = 0;
-        let mut input = Tensor::new(ids.as_slice(), &self.device)?.unsqueeze(0)?;
-        let mut produced = 0;
-        let budget = sampling
-            .max_tokens
-            .min(self.config.max_position_embeddings.saturating_sub(ids.len()));
-        while produced < budget && !machine.is_done() {
-            let logits = self
-                .model
-                .forward(&input, position)?
-                .squeeze(0)?
-                .squeeze(0)?
-                .to_dtype(DType::F32)?;
-            position += input.dim(1)?;
-            let mut values = logits.to_vec1::<f32>()?;
-            let mut any = false;
-            for (id, value) in values.iter_mut().enumerate() {
-                let piece = self.token_bytes.get(id).map_or(&[][..], Vec::as_slice);
-                let mut probe = machine.clone();
-                if piece.is_empty() || !probe.feed(piece) || (piece.contains(&b'.') && unchanged.breaks(&bytes, piece))
-                {
-                    *value = f32::NEG_INFINITY;
-                } else {
-                    any = true;
-                }
-            }
-            if !any {
-                break;
-            }
-            let masked = Tensor::from_vec(values, logits.shape(), &self.device)?;
-            let next = processor.sample(&masked)?;
-            let piece = &self.token_bytes[next as usize];
-            machine.feed(piece);
-            bytes.extend_from_slice(piece);
-            on_text(&String::from_utf8_lossy(piece));
-            produced += 1;
-            input = Tensor::new(&[next], &self.device)?.unsqueeze(0)?;
-        }
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let state = if machine.is_done() {
-            parse_state(text.trim_end_matches('\n'), previous).map_err(|(_, message)| message)
-        } else {
-            Err(format!(
-                "the model did not finish a state line within {produced} tokens"
-            ))
-        };
-        Ok(Prediction {
-            text,
-            state,
-            tokens: produced,
-        })
+        text
     }
+}
+
+/// `code` with line numbers, introduced for a model that reads it before the trace.
+pub fn numbered_listing(code: &str) -> String {
+    let mut text = String::from("The program with line numbers:\n");
+    for (n, line) in code.lines().enumerate() {
+        text.push_str(&format!("{:>3}| {line}\n", n + 1));
+    }
+    text.push_str("Its trace:\n");
+    text
+}
+
+/// `header`, then as much of `prefix` as fits in `room` tokens (counted by `count`), then
+/// the action line. When the whole trajectory does not fit, its earliest states are left
+/// out: the code always stays, and the first state kept is written in full, so that
+/// every `..` still resolves.
+pub(crate) fn fitted_prompt(
+    prefix: &Trajectory,
+    action: Action,
+    header: &str,
+    room: usize,
+    count: &dyn Fn(&str) -> anyhow::Result<usize>,
+) -> anyhow::Result<String> {
+    let action_line = format!("{}\n", trace_lang::action_text(action));
+    let mut first = 0;
+    loop {
+        let mut steps = prefix.steps[first..].to_vec();
+        if let Some(s) = steps.first_mut() {
+            s.action = None;
+        }
+        let kept = Trajectory {
+            code: prefix.code.clone(),
+            direction: prefix.direction,
+            steps,
+        };
+        let mut text = header.to_owned();
+        text.push_str(&trace_lang::serialize(&kept)?);
+        text.push_str(&action_line);
+        if first + 1 >= prefix.steps.len() || count(&text)? <= room {
+            return Ok(text);
+        }
+        first += 1;
+    }
+}
+
+/// Decodes one state line under the trace language's grammar. `first` holds the logits
+/// after the prompt; `next` reads one chosen token and returns the logits after it.
+/// Tokens whose bytes would leave the grammar (or are empty: special tokens an engine
+/// refuses) are never chosen; greedy decoding takes the best allowed token, checking the
+/// likeliest first, so a large vocabulary costs little.
+pub(crate) fn decode_state_line(
+    first: Vec<f32>,
+    next: &mut dyn FnMut(u32) -> anyhow::Result<Vec<f32>>,
+    token_bytes: &[Vec<u8>],
+    previous: Option<&State>,
+    sampling: &Sampling,
+    budget: usize,
+    on_text: &mut dyn FnMut(&str),
+) -> anyhow::Result<Prediction> {
+    let mut processor = (sampling.temperature > 0.0).then(|| {
+        LogitsProcessor::from_sampling(
+            sampling.seed,
+            match sampling.top_p {
+                Some(p) => CandleSampling::TopP {
+                    p,
+                    temperature: sampling.temperature,
+                },
+                None => CandleSampling::All {
+                    temperature: sampling.temperature,
+                },
+            },
+        )
+    });
+    let mut machine = StateLineMachine::new();
+    let unchanged = UnchangedGuard::new(previous);
+    let mut bytes = Vec::new();
+    let mut produced = 0;
+    let mut logits = first;
+    while produced < budget && !machine.is_done() {
+        let allowed = |id: usize| {
+            let piece = token_bytes.get(id).map_or(&[][..], Vec::as_slice);
+            let mut probe = machine.clone();
+            !piece.is_empty() && probe.feed(piece) && !(piece.contains(&b'.') && unchanged.breaks(&bytes, piece))
+        };
+        let chosen = match processor.as_mut() {
+            None => best_allowed(&logits, allowed),
+            Some(processor) => {
+                let mut any = false;
+                for (id, value) in logits.iter_mut().enumerate() {
+                    if allowed(id) {
+                        any = true;
+                    } else {
+                        *value = f32::NEG_INFINITY;
+                    }
+                }
+                let len = logits.len();
+                let masked = Tensor::from_vec(std::mem::take(&mut logits), len, &Device::Cpu)?;
+                any.then(|| processor.sample(&masked)).transpose()?
+            }
+        };
+        let Some(token) = chosen else { break };
+        let piece = &token_bytes[token as usize];
+        machine.feed(piece);
+        bytes.extend_from_slice(piece);
+        on_text(&String::from_utf8_lossy(piece));
+        produced += 1;
+        if machine.is_done() || produced >= budget {
+            break;
+        }
+        logits = next(token)?;
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let state = if machine.is_done() {
+        parse_state(text.trim_end_matches('\n'), previous).map_err(|(_, message)| message)
+    } else {
+        Err(format!(
+            "the model did not finish a state line within {produced} tokens"
+        ))
+    };
+    Ok(Prediction {
+        text,
+        state,
+        tokens: produced,
+    })
+}
+
+/// The likeliest token that `allowed` accepts: the top 64 are checked in order first,
+/// then the rest, so a 150,000-token vocabulary is rarely walked in full.
+fn best_allowed(logits: &[f32], allowed: impl Fn(usize) -> bool) -> Option<u32> {
+    let descending = |a: &u32, b: &u32| logits[*b as usize].total_cmp(&logits[*a as usize]);
+    let mut order: Vec<u32> = (0..u32::try_from(logits.len()).ok()?).collect();
+    let head = order.len().min(64);
+    if head == 0 {
+        return None;
+    }
+    order.select_nth_unstable_by(head - 1, descending);
+    let (top, rest) = order.split_at_mut(head);
+    top.sort_unstable_by(descending);
+    if let Some(&id) = top.iter().find(|&&id| allowed(id as usize)) {
+        return Some(id);
+    }
+    rest.sort_unstable_by(descending);
+    rest.iter().copied().find(|&id| allowed(id as usize))
 }
 
 /// Refuses a `..` (unchanged) value for a variable that the previous state of the
@@ -419,15 +597,27 @@ fn json_values(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// The bytes of every token: special tokens are their text, others undo the
-/// byte-level alphabet (each byte is written as one printable character).
-fn token_bytes(tokenizer: &Tokenizer) -> Vec<Vec<u8>> {
+/// What a constrained decoder may do with the tokenizer's added (special) tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AddedTokens {
+    /// They are the trace language's markers: each stands for its text.
+    AsText,
+    /// They are a chat model's control tokens: never chosen (no bytes).
+    Refused,
+}
+
+/// The bytes of every token id the tokenizer knows: added tokens as `added` says,
+/// others undo the byte-level alphabet (each byte is written as one printable character).
+pub(crate) fn token_bytes(tokenizer: &Tokenizer, added: AddedTokens) -> Vec<Vec<u8>> {
     let to_byte = byte_level_decoder();
-    let added = tokenizer.get_added_tokens_decoder();
+    let added_tokens = tokenizer.get_added_tokens_decoder();
     (0..tokenizer.get_vocab_size(true) as u32)
         .map(|id| {
-            if let Some(token) = added.get(&id) {
-                return token.content.as_bytes().to_vec();
+            if let Some(token) = added_tokens.get(&id) {
+                return match added {
+                    AddedTokens::AsText => token.content.as_bytes().to_vec(),
+                    AddedTokens::Refused => Vec::new(),
+                };
             }
             tokenizer
                 .id_to_token(id)
@@ -457,6 +647,17 @@ fn byte_level_decoder() -> HashMap<char, u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_best_allowed_token_is_the_likeliest_the_grammar_accepts() {
+        let logits: Vec<f32> = (0..200).map(|i| (i % 97) as f32).collect();
+        // 96 and 193 score highest; an odd rule refuses 193 and every id above 100.
+        assert_eq!(best_allowed(&logits, |id| id <= 100), Some(96));
+        // Beyond the first 64 candidates the rest are searched in order too.
+        assert_eq!(best_allowed(&logits, |id| id == 3 || id == 5), Some(5));
+        assert_eq!(best_allowed(&logits, |_| false), None);
+        assert_eq!(best_allowed(&[], |_| true), None);
+    }
 
     #[test]
     fn the_byte_table_covers_every_byte_once() {

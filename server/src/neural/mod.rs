@@ -8,11 +8,38 @@ pub mod dedup;
 pub mod device;
 pub mod eval;
 pub mod generator;
+pub mod in_context;
 pub mod infer;
 pub mod model;
 pub mod plot;
 pub mod policy;
 pub mod pypi;
+pub mod real_bench;
 pub mod rollout;
 pub mod tokenizer;
 pub mod train;
+
+use std::path::Path;
+
+use candle_core::Device;
+
+/// Loads an engine named the way `--model` (eval) and `--neural-model` (serve, repro)
+/// take it: a model folder trained by this pipeline, a catalogued code LLM prompted in
+/// context (`qwen-0.5b`, `qwen-1.5b`), or `gguf:FILE` / a `.gguf` file.
+pub fn load_engine(spec: &str, device: &Device, max_prompt_tokens: usize) -> anyhow::Result<Box<dyn infer::Engine>> {
+    let gguf = |path: &Path| -> anyhow::Result<Box<dyn infer::Engine>> {
+        Ok(Box::new(
+            in_context::InContextDebugger::load(path, device)?.with_max_prompt_tokens(max_prompt_tokens),
+        ))
+    };
+    if let Some(path) = spec.strip_prefix("gguf:") {
+        return gguf(Path::new(path));
+    }
+    if Path::new(spec).extension().is_some_and(|e| e == "gguf") {
+        return gguf(Path::new(spec));
+    }
+    if !Path::new(spec).exists() && replayground_llm::catalogue::CATALOGUE.iter().any(|m| m.id == spec) {
+        return gguf(&in_context::locate(spec)?);
+    }
+    Ok(Box::new(infer::NeuralDebugger::load_on(Path::new(spec), device)?))
+}

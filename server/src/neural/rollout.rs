@@ -7,7 +7,7 @@
 use replayground_shared::trace_lang::{Direction, Step, Trajectory};
 use replayground_shared::{Action, State, StopKind, Vars};
 
-use super::infer::{NeuralDebugger, Sampling};
+use super::infer::{Engine, Sampling};
 
 /// Where a rollout stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +57,7 @@ pub fn first_state(code: &str) -> Option<State> {
 /// Rolls `code` forward with `step_over` from its first statement, at most `max_steps`
 /// predictions, greedy unless `sampling` says otherwise.
 pub fn roll_out(
-    debugger: &mut NeuralDebugger,
+    debugger: &mut dyn Engine,
     code: &str,
     max_steps: usize,
     sampling: &Sampling,

@@ -744,9 +744,10 @@ pub struct ReproArgs {
     #[arg(long)]
     pub json: bool,
     /// The neural debugger that approximates a script this machine cannot run (a missing
-    /// package) when no LLM is set: a Qwen2-family directory. Default: the bundled
-    /// models/neural-debugger-tiny when run from a checkout.
-    #[arg(long, value_name = "DIR")]
+    /// package) when no LLM is set: a model folder or a code LLM in context (`qwen-0.5b`,
+    /// `qwen-1.5b`, `gguf:FILE`). Default: the bundled models/neural-debugger-tiny when
+    /// run from a checkout.
+    #[arg(long, alias = "neural-model", value_name = "ENGINE")]
     pub model_dir: Option<PathBuf>,
     /// Do not load a neural debugger.
     #[arg(long, conflicts_with = "model_dir")]

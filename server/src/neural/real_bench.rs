@@ -1,0 +1,164 @@
+//! The realistic benchmark: hand-written programs that look like what users paste
+//! (`tests/neural-real/programs/`: classes, generators, closures, recursion, exceptions,
+//! comprehensions, mutation and aliasing), none of them from the generator. Each is
+//! traced for real and walked by the debugger policy with its own seed, so the same
+//! checkout always asks the same questions. No training set may hold a near-copy of
+//! them: `replayground corpus` adds them to its dedup reference.
+
+use std::path::{Path, PathBuf};
+
+use rand::SeedableRng as _;
+use rand::rngs::StdRng;
+use replayground_shared::StateTree;
+use replayground_shared::trace_lang::Trajectory;
+
+use super::dedup::Reference;
+use super::policy::Policy;
+use crate::runner::Tracer;
+
+/// The programs' folder, relative to a checkout.
+pub const DEFAULT_DIR: &str = "tests/neural-real/programs";
+
+/// One benchmark program.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The file name without `.py`, e.g. `01_bank_account`.
+    pub name: String,
+    pub source: String,
+}
+
+/// The programs' folder of the checkout around the working directory.
+pub fn default_dir() -> PathBuf {
+    PathBuf::from(DEFAULT_DIR)
+}
+
+/// Every `*.py` in `dir`, by name.
+pub fn load(dir: &Path) -> anyhow::Result<Vec<Program>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the realistic benchmark's programs in {}: {e} (run from the checkout, or pass --data DIR)",
+            dir.display()
+        )
+    })?;
+    let mut programs = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "py") {
+            let source = std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            programs.push(Program { name, source });
+        }
+    }
+    anyhow::ensure!(!programs.is_empty(), "{} holds no .py programs", dir.display());
+    programs.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(programs)
+}
+
+/// Program `i`'s trajectory: its real trace walked by the default policy seeded with
+/// `seed + i`. A program that does not trace is an error naming it (the benchmark
+/// must not shrink silently).
+pub async fn trajectories(tracer: &Tracer, programs: &[Program], seed: u64) -> anyhow::Result<Vec<Trajectory>> {
+    let policy = Policy::default();
+    let mut out = Vec::with_capacity(programs.len());
+    for (i, program) in programs.iter().enumerate() {
+        let trace = tracer
+            .trace(&program.source, "")
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: {e}", program.name))?;
+        anyhow::ensure!(!trace.events.is_empty(), "{}: the trace is empty", program.name);
+        let tree = StateTree::new(trace).map_err(|e| anyhow::anyhow!("{}: {e}", program.name))?;
+        let mut rng = StdRng::seed_from_u64(seed.wrapping_add(i as u64));
+        out.push(policy.sample(&tree, &program.source, &mut rng));
+    }
+    Ok(out)
+}
+
+/// Adds every program, and each of its top-level functions and classes on its own, to
+/// `reference`, so that no corpus holds a near-copy of one.
+pub fn keep_out_of(reference: &mut Reference, programs: &[Program]) {
+    for program in programs {
+        reference.add(format!("neural-real/{}", program.name), &program.source);
+        for (name, block) in top_level_blocks(&program.source) {
+            reference.add(format!("neural-real/{}:{name}", program.name), &block);
+        }
+    }
+}
+
+/// The top-level `def` and `class` blocks of `source`, by name.
+fn top_level_blocks(source: &str) -> Vec<(String, String)> {
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    let mut open = false;
+    for line in source.lines() {
+        let starts_block = ["def ", "class ", "async def "]
+            .iter()
+            .find_map(|k| line.strip_prefix(k))
+            .map(|rest| rest.split(['(', ':']).next().unwrap_or_default().trim().to_owned());
+        if let Some(name) = starts_block {
+            blocks.push((name, String::new()));
+            open = true;
+        } else if open && !line.is_empty() && !line.starts_with([' ', '\t', '#', '@']) {
+            open = false;
+        }
+        if open && let Some((_, block)) = blocks.last_mut() {
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neural::generator::{Curriculum, generate};
+
+    fn programs() -> Vec<Program> {
+        load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_DIR)).unwrap()
+    }
+
+    #[test]
+    fn the_benchmark_holds_forty_programs_that_no_generated_program_copies() {
+        let programs = programs();
+        assert!(programs.len() >= 40, "{} programs", programs.len());
+        let mut reference = Reference::default();
+        keep_out_of(&mut reference, &programs);
+        for program in &programs {
+            let hit = reference.near_copy(&program.source);
+            assert!(hit.is_some(), "{} is not recognised as itself", program.name);
+        }
+        for seed in 0..300 {
+            let generated = generate(
+                seed,
+                Curriculum {
+                    level: (seed % 5) as u8,
+                },
+            );
+            assert_eq!(reference.near_copy(&generated.source), None, "{}", generated.source);
+        }
+    }
+
+    #[test]
+    fn a_copied_benchmark_function_is_caught_inside_another_program() {
+        let programs = programs();
+        let mut reference = Reference::default();
+        keep_out_of(&mut reference, &programs);
+        let search = programs.iter().find(|p| p.name == "04_binary_search").unwrap();
+        let (_, function) = top_level_blocks(&search.source).remove(0);
+        let renamed = function.replace("items", "seq").replace("target", "wanted");
+        let disguised = format!("{renamed}\n\nimport math\nprint(binary_search([1, 3], math.floor(3.5)))\n");
+        let hit = reference
+            .near_copy(&disguised)
+            .expect("a renamed benchmark function is a near-copy");
+        assert!(hit.id.ends_with(":binary_search"), "{hit:?}");
+    }
+
+    #[test]
+    fn top_level_blocks_end_where_module_code_starts() {
+        let source = "import os\n\n@dec\ndef f(x):\n    return x\n\n\nclass A(B):\n    y = 1\n\nprint(f(2))\n";
+        let blocks = top_level_blocks(source);
+        let names: Vec<&str> = blocks.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["f", "A"]);
+        assert_eq!(blocks[0].1, "def f(x):\n    return x\n\n\n");
+        assert_eq!(blocks[1].1, "class A(B):\n    y = 1\n\n");
+    }
+}
