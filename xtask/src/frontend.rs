@@ -214,7 +214,11 @@ fn toml_string_value(text: &str, key: &str) -> Option<String> {
 /// wasm-opt's flags brought it to 1,050,303; raised again for issue 14's heap diagram (model,
 /// layout and SVG of frames, objects and arrows, lists as rows of cells, ~20 KB), simple mode
 /// with its Advanced switch (~3 KB) and the stuck-loop hint (~1 KB): 1,075,819 bytes then.
-pub(crate) const PLAYGROUND_WASM_BUDGET: u64 = 1_077_000;
+/// Raised for issue 14's predict mode (the guess form, the guess / neural debugger / real run
+/// table, the score, the `?predict` links, the guessed line marked in the code): +28 KB, of
+/// which ~21 KB is Leptos re-instantiating the debugger panel's view tree around the new
+/// children (function sizes of the two builds compared); 1,104,014 bytes then.
+pub(crate) const PLAYGROUND_WASM_BUDGET: u64 = 1_105_000;
 /// Issue 3's size target for the playground's wasm: under 1 MB.
 pub(crate) const PLAYGROUND_WASM_TARGET: u64 = 1_000_000;
 
