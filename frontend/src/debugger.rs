@@ -294,7 +294,8 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
     });
     let vars_session = Arc::clone(&session);
     let predict_session = Arc::clone(&session);
-    let predict = use_context::<PredictMode>();
+    // A panel mounted alone (the browser tests) gets a mode of its own, off.
+    let predict = use_context::<PredictMode>().unwrap_or_else(|| PredictMode::new(false));
     let tree_session = Arc::clone(&session);
 
     // A program that did not run (a syntax error) has nothing to step through: CSS hides
@@ -340,21 +341,16 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                         }
                     })
                     .collect_view()}
-                {predict
-                    .map(|mode| {
-                        view! {
-                            <button
-                                type="button"
-                                class="predict-toggle"
-                                data-testid="predict-toggle"
-                                title="Predict mode: before each step, say which line runs next; then see the neural debugger's guess and the real run"
-                                aria-pressed=move || mode.on.get().to_string()
-                                on:click=move |_| mode.on.update(|on| *on = !*on)
-                            >
-                                "Predict"
-                            </button>
-                        }
-                    })}
+                <button
+                    type="button"
+                    class="predict-toggle"
+                    data-testid="predict-toggle"
+                    title="Predict mode: before each step, say which line runs next; then see the neural debugger's guess and the real run"
+                    aria-pressed=move || predict.on.get().to_string()
+                    on:click=move |_| predict.on.update(|on| *on = !*on)
+                >
+                    "Predict"
+                </button>
                 <button
                     type="button"
                     class="advanced-toggle"
@@ -370,10 +366,7 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                     "Advanced"
                 </button>
             </div>
-            {predict
-                .map(|mode| {
-                    view! { <PredictPanel session=Arc::clone(&predict_session) stop act mode /> }
-                })}
+            <PredictPanel session=predict_session stop act mode=predict />
             <div class="timeline">
                 <label class="visually-hidden" for="timeline">
                     "Timeline: every event of the run"

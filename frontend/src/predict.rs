@@ -6,14 +6,14 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use leptos::html::Form;
+use leptos::html::Section;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use replayground_shared::protocol::PredictRequest;
 use replayground_shared::{Action, State, Stop};
 
 use crate::api::{self, CancelRun};
-use crate::debugger::{Session, when};
+use crate::debugger::Session;
 use crate::neural_view::{NeuralMode, shown};
 use crate::state_tree_view::data_of;
 use crate::stop_view::describe_state;
@@ -283,14 +283,16 @@ pub fn result_html(checked: &Checked) -> String {
     out
 }
 
-/// The guess form: static HTML (a Leptos view per input would cost the wasm bundle more),
-/// read on submit; `data-predict` names its inputs.
-const FORM_HTML: &str = r#"<p class="hint">Which line runs next? Click it in the code or type its number; add a variable's new value if you like. Then Check.</p><label>Next line <input type="number" min="1" data-testid="predict-line" data-predict="line"></label><label>Value <input type="text" data-testid="predict-value" data-predict="value" placeholder="total = 3" spellcheck="false" autocomplete="off"></label><button type="submit" class="primary" data-testid="predict-check">Check ▶</button>"#;
+/// The panel: static HTML, the form read on submit (`data-predict` names its parts) and the
+/// rest written by an effect. A Leptos view per part would cost the wasm bundle more (each
+/// child re-instantiates the debugger panel's whole view tree).
+const PANEL_HTML: &str = r#"<form class="predict-form" data-predict="form"><p class="hint">Which line runs next? Click it in the code or type its number; add a variable's new value if you like. Then Check.</p><label>Next line <input type="number" min="1" data-testid="predict-line" data-predict="line"></label><label>Value <input type="text" data-testid="predict-value" data-predict="value" placeholder="total = 3" spellcheck="false" autocomplete="off"></label><button type="submit" class="primary" data-testid="predict-check">Check ▶</button></form><div aria-live="polite" data-predict="out"></div>"#;
 
-/// The input named `name` (`data-predict`) of the guess form.
-fn form_input(form: &web_sys::HtmlFormElement, name: &str) -> Option<web_sys::HtmlInputElement> {
+/// The part named `name` (`data-predict`) of the panel.
+fn part<T: wasm_bindgen::JsCast>(panel: &web_sys::HtmlElement, name: &str) -> Option<T> {
     use wasm_bindgen::JsCast as _;
-    form.query_selector(&format!(r#"[data-predict="{name}"]"#))
+    panel
+        .query_selector(&format!(r#"[data-predict="{name}"]"#))
         .ok()
         .flatten()?
         .dyn_into()
@@ -327,7 +329,7 @@ pub fn PredictPanel(
     let checked = RwSignal::new(None::<Checked>);
     let problem = RwSignal::new(None::<String>);
     let running = StoredValue::new_local(None::<CancelRun>);
-    let form = NodeRef::<Form>::new();
+    let panel = NodeRef::<Section>::new();
     let stdin = use_context::<NeuralMode>().map(|n| n.stdin);
     mode.line.set(None);
     let stop_running = move || {
@@ -341,24 +343,35 @@ pub fn PredictPanel(
             stop_running();
         }
     });
-    // A line clicked in the code shows in the form.
+    // The panel follows the mode, the stop (no guess at the end), the line clicked in the
+    // code, the last checked step and the score.
     Effect::new(move |_| {
+        let Some(panel) = panel.get() else { return };
+        panel.set_hidden(!mode.on.get());
+        if let Some(form) = part::<web_sys::HtmlElement>(&panel, "form") {
+            form.set_hidden(stop.get() == Stop::End);
+        }
         let line = mode.line.get().map(|l| l.to_string()).unwrap_or_default();
-        if let Some(input) = form.get().and_then(|f| form_input(&f, "line"))
+        if let Some(input) = part::<web_sys::HtmlInputElement>(&panel, "line")
             && input.value().trim() != line
         {
             input.set_value(&line);
         }
+        if let Some(out) = part::<web_sys::Element>(&panel, "out") {
+            out.set_inner_html(
+                &problem.with(|p| checked.with(|c| panel_html(p.as_deref(), c.as_ref(), &mode.score.get()))),
+            );
+        }
     });
     let check = Callback::new(move |()| {
-        let Some(form) = form.get_untracked() else { return };
+        let Some(form) = panel.get_untracked() else { return };
         let Some(line) = mode.line.get_untracked() else {
             problem.set(Some(
                 "Pick the line you expect next: click it in the code, or type its number.".to_owned(),
             ));
             return;
         };
-        let value = form_input(&form, "value");
+        let value = part::<web_sys::HtmlInputElement>(&form, "value");
         let var = match parse_assignment(&value.as_ref().map(web_sys::HtmlInputElement::value).unwrap_or_default()) {
             Ok(var) => var,
             Err(message) => return problem.set(Some(message)),
@@ -380,7 +393,7 @@ pub fn PredictPanel(
         if let Some(value) = value {
             value.set_value("");
         }
-        if let Some(input) = form_input(&form, "line") {
+        if let Some(input) = part::<web_sys::HtmlInputElement>(&form, "line") {
             let _ = input.focus();
         }
         stop_running();
@@ -409,33 +422,22 @@ pub fn PredictPanel(
         });
     });
     view! {
-        {when(move || mode.on.get(), move || {
-            view! {
-                <section class="predict-panel" data-testid="predict-panel" aria-label="Predict the next step">
-                    <form
-                        class="predict-form"
-                        node_ref=form
-                        hidden=move || stop.get() == Stop::End
-                        inner_html=FORM_HTML
-                        on:submit=move |ev| {
-                            ev.prevent_default();
-                            check.run(());
-                        }
-                        on:input=move |ev| {
-                            if data_of(&ev, "data-predict").as_deref() == Some("line") {
-                                mode.line.set(event_target_value(&ev).trim().parse().ok());
-                            }
-                        }
-                    ></form>
-                    <div
-                        aria-live="polite"
-                        inner_html=move || {
-                            problem.with(|p| checked.with(|c| panel_html(p.as_deref(), c.as_ref(), &mode.score.get())))
-                        }
-                    ></div>
-                </section>
+        <section
+            class="predict-panel"
+            data-testid="predict-panel"
+            aria-label="Predict the next step"
+            node_ref=panel
+            inner_html=PANEL_HTML
+            on:submit=move |ev| {
+                ev.prevent_default();
+                check.run(());
             }
-        })}
+            on:input=move |ev| {
+                if data_of(&ev, "data-predict").as_deref() == Some("line") {
+                    mode.line.set(event_target_value(&ev).trim().parse().ok());
+                }
+            }
+        ></section>
     }
 }
 

@@ -656,7 +656,7 @@ done = True
       await p.fill($('editor'), PREDICT_PROGRAM);
       await p.fill($('stdin'), '');
       await runProgram(p);
-      assert.equal(await p.locator($('predict-panel')).count(), 0, 'off until asked for');
+      assert.equal(await p.locator($('predict-panel')).isVisible(), false, 'off until asked for');
       await p.click($('predict-toggle'));
       assert.equal(await p.locator($('predict-toggle')).getAttribute('aria-pressed'), 'true');
       await p.waitForSelector($('predict-panel'));
@@ -704,6 +704,13 @@ done = True
       await p.click($('predict-check'));
       assert.match(await text(p, 'predict-problem'), /name = value/);
       assert.equal(await text(p, 'current-line'), '3', 'no step without a valid guess');
+      // At the end there is nothing left to guess; the last result and the score stay.
+      for (let i = 0; i < 3; i += 1) await p.click($('next'));
+      assert.equal(await text(p, 'current-line'), 'end');
+      assert.equal(await p.locator($('predict-check')).isVisible(), false, 'no guess form at the end');
+      assert.ok(await p.locator($('predict-score')).isVisible());
+      for (let i = 0; i < 3; i += 1) await p.click($('prev'));
+      assert.equal(await text(p, 'current-line'), '3');
 
       // The teacher's link opens in predict mode; the same link without the query does not.
       await p.click($('share'));
@@ -717,7 +724,7 @@ done = True
       await student.context().close();
       const old = await openPage(browser, link.replace('?predict', ''), { advanced: false });
       await old.waitForSelector($('current-line'), { timeout: 30_000 });
-      assert.equal(await old.locator($('predict-panel')).count(), 0, 'an old link opens as before');
+      assert.equal(await old.locator($('predict-panel')).isVisible(), false, 'an old link opens as before');
       await old.context().close();
       await p.click($('make-short-link'));
       const short = await p.locator($('short-link')).inputValue();
