@@ -286,7 +286,7 @@ pub fn result_html(checked: &Checked) -> String {
 /// The panel: static HTML, the form read on submit (`data-predict` names its parts) and the
 /// rest written by an effect. A Leptos view per part would cost the wasm bundle more (each
 /// child re-instantiates the debugger panel's whole view tree).
-const PANEL_HTML: &str = r#"<form class="predict-form" data-predict="form"><p class="hint">Which line runs next? Click it in the code or type its number; add a variable's new value if you like. Then Check.</p><label>Next line <input type="number" min="1" data-testid="predict-line" data-predict="line"></label><label>Value <input type="text" data-testid="predict-value" data-predict="value" placeholder="total = 3" spellcheck="false" autocomplete="off"></label><button type="submit" class="primary" data-testid="predict-check">Check ▶</button></form><div aria-live="polite" data-predict="out"></div>"#;
+const PANEL_HTML: &str = r#"<form class="predict-form" data-predict="form"><p class="hint">Which line runs next? Click it in the code (read-only while you predict) or type its number; add a variable's new value if you like. Then Check.</p><label>Next line <input type="number" min="1" data-testid="predict-line" data-predict="line"></label><label>Value <input type="text" data-testid="predict-value" data-predict="value" placeholder="total = 3" spellcheck="false" autocomplete="off"></label><button type="submit" class="primary" data-testid="predict-check">Check ▶</button></form><div aria-live="polite" data-predict="out"></div>"#;
 
 /// The part named `name` (`data-predict`) of the panel.
 fn part<T: wasm_bindgen::JsCast>(panel: &web_sys::HtmlElement, name: &str) -> Option<T> {
