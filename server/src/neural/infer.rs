@@ -363,9 +363,10 @@ impl PromptFrame {
 
 /// `code` with line numbers, introduced for a model that reads it before the trace.
 pub fn numbered_listing(code: &str) -> String {
+    use std::fmt::Write as _;
     let mut text = String::from("The program with line numbers:\n");
     for (n, line) in code.lines().enumerate() {
-        text.push_str(&format!("{:>3}| {line}\n", n + 1));
+        let _ = writeln!(text, "{:>3}| {line}", n + 1);
     }
     text.push_str("Its trace:\n");
     text
