@@ -210,14 +210,13 @@ pub async fn corpus(
     sandbox: Arc<dyn Sandbox>,
     python: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
-    let reference = if args.cruxeval == "none" {
+    let mut reference = if args.cruxeval == "none" {
         Reference::default()
     } else {
         Reference::load_cruxeval(std::path::Path::new(&args.cruxeval)).map_err(|e| {
             anyhow::anyhow!("{e}; pass --cruxeval FILE, or --cruxeval none to build without the CruxEval check")
         })?
     };
-    let mut reference = reference;
     if args.neural_real != "none" {
         let programs = real_bench::load(std::path::Path::new(&args.neural_real))
             .map_err(|e| anyhow::anyhow!("{e}; or pass --neural-real none to build without this check"))?;

@@ -191,21 +191,11 @@ impl NeuralDebugger {
         }
         self.model.clear_kv_cache();
         let input = Tensor::new(ids.as_slice(), &self.device)?.unsqueeze(0)?;
-        let logits = self.logits(&input, 0)?;
+        let logits = forward_logits(&mut self.model, &input, 0)?;
         let budget = sampling
             .max_tokens
             .min(self.config.max_position_embeddings.saturating_sub(ids.len()));
         Ok((logits, budget, ids.len()))
-    }
-
-    fn logits(&mut self, input: &Tensor, position: usize) -> anyhow::Result<Vec<f32>> {
-        Ok(self
-            .model
-            .forward(input, position)?
-            .squeeze(0)?
-            .squeeze(0)?
-            .to_dtype(DType::F32)?
-            .to_vec1::<f32>()?)
     }
 }
 
@@ -247,25 +237,32 @@ impl Engine for NeuralDebugger {
         on_text: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Prediction> {
         let (first, budget, mut position) = self.read_prompt(prompt, previous, sampling)?;
-        let device = self.device.clone();
-        let token_bytes = std::mem::take(&mut self.token_bytes);
-        let answer = decode_state_line(
+        let (model, device) = (&mut self.model, &self.device);
+        decode_state_line(
             first,
             &mut |token| {
-                let input = Tensor::new(&[token], &device)?.unsqueeze(0)?;
-                let logits = self.logits(&input, position);
+                let input = Tensor::new(&[token], device)?.unsqueeze(0)?;
+                let logits = forward_logits(model, &input, position);
                 position += 1;
                 logits
             },
-            &token_bytes,
+            &self.token_bytes,
             previous,
             sampling,
             budget,
             on_text,
-        );
-        self.token_bytes = token_bytes;
-        answer
+        )
     }
+}
+
+/// The logits (f32) after `input`, read at `position` of the model's cache.
+fn forward_logits(model: &mut ModelForCausalLM, input: &Tensor, position: usize) -> anyhow::Result<Vec<f32>> {
+    Ok(model
+        .forward(input, position)?
+        .squeeze(0)?
+        .squeeze(0)?
+        .to_dtype(DType::F32)?
+        .to_vec1::<f32>()?)
 }
 
 /// A model that predicts the state a debugger action leads to: the from-scratch
