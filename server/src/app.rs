@@ -144,7 +144,7 @@ pub struct App {
     pub limiter: Option<ClientLimiter>,
     pub shutdown: Shutdown,
     /// The neural debugger for `predict` jobs (off until a model loads).
-    pub neural: crate::neural_session::NeuralService,
+    pub neural: crate::neural::service::NeuralService,
     /// Projects uploaded for the reproduction agent (`POST /api/projects`).
     pub projects: crate::http::repro::ProjectStore,
     /// The reproduction agent's sandbox and models, set once at startup ([`App::set_agent`]).
@@ -258,7 +258,7 @@ impl AppState {
             metrics,
             limiter,
             shutdown: Shutdown::new(),
-            neural: crate::neural_session::NeuralService::default(),
+            neural: crate::neural::service::NeuralService::default(),
             projects: crate::http::repro::ProjectStore::default(),
             agent: std::sync::OnceLock::new(),
             sandbox_health: Mutex::new(None),
@@ -277,14 +277,11 @@ impl App {
     /// sandbox and Python without models (rule-based generation, BM25 only).
     pub fn agent(&self) -> Arc<crate::repro::agent::AgentDeps> {
         Arc::clone(self.agent.get_or_init(|| {
-            Arc::new(crate::repro::agent::AgentDeps {
-                sandbox: Arc::clone(self.tracer.sandbox()),
-                python: self.tracer.python().to_owned(),
-                embedder: None,
-                reranker: None,
-                llm: None,
-                neural: Some(self.neural.clone()),
-            })
+            Arc::new(crate::repro::agent::AgentDeps::without_models(
+                Arc::clone(self.tracer.sandbox()),
+                self.tracer.python().to_owned(),
+                Some(self.neural.clone()),
+            ))
         }))
     }
 
@@ -297,9 +294,32 @@ impl App {
         }
     }
 
+    /// The one way a client's program runs (HTTP, WebSocket and predict jobs): a job slot
+    /// from the fair queue, then the trace of `job` in it, the slot freed as soon as the
+    /// run ends. `slot_taken` hears that the slot is held (answering `false` gives up, as
+    /// a cancel does); `observe` sees the assembler as the tracer's output arrives;
+    /// `cancel` stops the wait or kills the sandbox. A trace whose tracer crashed is a
+    /// failure, not a trace to show.
+    pub async fn run_in_slot(
+        &self,
+        client: IpAddr,
+        job: &TraceJob,
+        cancel: &CancellationToken,
+        slot_taken: impl AsyncFnOnce() -> bool,
+        observe: &mut (dyn FnMut(&TraceAssembler) + Send),
+    ) -> Result<Trace, TraceFailure> {
+        let slot = self.job_slot(client, cancel).await?;
+        if !slot_taken().await {
+            return Err(TraceFailure::Cancelled);
+        }
+        let run = self.run_trace(job, cancel, observe).await;
+        drop(slot);
+        showable(run?.trace)
+    }
+
     /// Traces `job` (the caller holds its job slot), showing `observe` the assembler as
     /// the tracer's output arrives. `cancel` kills the sandbox.
-    pub async fn run_trace(
+    async fn run_trace(
         &self,
         job: &TraceJob,
         cancel: &CancellationToken,

@@ -142,7 +142,7 @@ pub enum Command {
     PlotLoss(neural::commands::PlotLossArgs),
     /// Reproduce a bug report (RepGen): restructure, plan, generate and check candidate
     /// scripts in the sandbox; streams progress (or JSON lines) and writes the final script.
-    Repro(crate::repro::agent::ReproArgs),
+    Repro(crate::repro::cli::ReproArgs),
     /// Benchmark the reproduction agent on a suite of bug reports (tests/repro-suite): retrieval,
     /// training-loop detection, symptom classification and reproduction rate per stage.
     BenchRepro(crate::repro::bench::BenchReproArgs),
@@ -299,28 +299,8 @@ pub struct ServeArgs {
     /// Serve without the neural debugger (neural mode off).
     #[arg(long, env = "REPLAYGROUND_NO_MODEL")]
     pub no_model: bool,
-    /// The reproduction agent's LLM: `openai:URL#MODEL` (Ollama, vLLM, llama.cpp server),
-    /// `candle:DIR` (a local Qwen2-family model), `gguf:FILE`, `scripted:FILE` or `rules`
-    /// (rule-based edits only). Default: Qwen2.5-Coder-0.5B when `cargo xtask setup` installed it.
-    #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
-    pub llm: Option<String>,
-    /// A cross-encoder (an HF `BertForSequenceClassification` folder, e.g. ms-marco-MiniLM-L-6-v2)
-    /// that reranks the agent's contexts; none: the embedding model reranks.
-    #[arg(long, env = "REPLAYGROUND_RERANKER", value_name = "DIR")]
-    pub reranker: Option<PathBuf>,
-    /// The sentence-embedding model (all-MiniLM-L6-v2 folder); default: the one
-    /// `cargo xtask setup` installs, when present; without one the agent ranks by BM25 only.
-    #[arg(
-        long,
-        env = "REPLAYGROUND_EMBEDDINGS",
-        value_name = "DIR",
-        conflicts_with = "no_embeddings"
-    )]
-    pub embeddings: Option<PathBuf>,
-    /// Serve the reproduction agent without the embedding model (BM25 ranking, word-overlap
-    /// relevance): for small machines and debug builds, where embedding is slow.
-    #[arg(long, env = "REPLAYGROUND_NO_EMBEDDINGS")]
-    pub no_embeddings: bool,
+    #[command(flatten)]
+    pub agent: crate::repro::agent::AgentModels,
 }
 
 impl ServeArgs {
@@ -422,7 +402,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::repro::bench::command(&args, cli.options.sandbox()?, &cli.options.python).await
         }
         Command::Repro(args) => {
-            crate::repro::agent::command(&args, cli.options.sandbox()?, cli.options.python.clone()).await
+            crate::repro::cli::command(&args, cli.options.sandbox()?, cli.options.python.clone()).await
         }
         Command::Serve(args) => serve(&cli.options, &args).await,
     }
@@ -563,7 +543,12 @@ async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCod
     let tracer = Tracer::new(sandbox, &options.python, options.limits());
     let state = AppState::new(tracer, store, args.config(static_dir));
     state.neural.start(args.no_model, args.model_dir.clone());
-    state.set_agent(agent_deps(&state, args)?);
+    state.set_agent(crate::repro::agent::AgentDeps::load(
+        &args.agent,
+        Arc::clone(state.tracer.sandbox()),
+        state.tracer.python().to_owned(),
+        Some(state.neural.clone()),
+    )?);
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}; is another server using it?", args.addr))?;
@@ -578,30 +563,6 @@ async fn serve(options: &RunOptions, args: &ServeArgs) -> anyhow::Result<ExitCod
     http::serve(listener, state).await?;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
-}
-
-/// The reproduction agent's models from `--llm`, `--reranker` and `--embeddings`: a model
-/// named explicitly must load; the default embedding model is used when it loads.
-fn agent_deps(state: &AppState, args: &ServeArgs) -> anyhow::Result<crate::repro::agent::AgentDeps> {
-    use crate::repro::embed::{CrossEncoder, Embedder};
-    let llm = crate::repro::llm::resolve(args.llm.as_deref())
-        .with_context(|| "cannot use the LLM of --llm (REPLAYGROUND_LLM); `--llm rules` runs without one")?;
-    let embedder = Embedder::resolve(args.embeddings.as_deref(), args.no_embeddings)
-        .with_context(|| "cannot load the embedding model of --embeddings")?;
-    let reranker = match &args.reranker {
-        Some(dir) => Some(Arc::new(CrossEncoder::load(dir).with_context(|| {
-            format!("cannot load the reranker in {}; check --reranker", dir.display())
-        })?)),
-        None => None,
-    };
-    Ok(crate::repro::agent::AgentDeps {
-        sandbox: Arc::clone(state.tracer.sandbox()),
-        python: state.tracer.python().to_owned(),
-        embedder,
-        reranker,
-        llm,
-        neural: Some(state.neural.clone()),
-    })
 }
 
 /// A database URL without its password, for messages.

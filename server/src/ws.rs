@@ -31,12 +31,12 @@ use replayground_shared::trace::Trace;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{AppState, TraceFailure, retry_after_secs, showable};
+use crate::app::{AppState, TraceFailure, retry_after_secs};
 use crate::http::ClientIp;
 use crate::http::error::ApiError;
 use crate::http::repro::ReproJob;
 use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
-use crate::neural_session::PredictJob;
+use crate::predict_job::PredictJob;
 use crate::runner::TraceAssembler;
 
 /// A trace that runs longer than this between chunks streams what it has so far.
@@ -658,9 +658,9 @@ impl JobContext {
     }
 }
 
-/// Runs a neural debugger job (`neural_session`): tokens, then `predict_end`.
+/// Runs a neural debugger job (`predict_job`): tokens, then `predict_end`.
 async fn predict_job(context: JobContext, job: PredictJob) {
-    let last = crate::neural_session::run(
+    let last = crate::predict_job::run(
         &context.state,
         context.id,
         job,
@@ -741,25 +741,21 @@ async fn trace_job(context: JobContext, job: TraceJob) {
 
 async fn trace_job_messages(context: &JobContext, job: &TraceJob) -> ServerMessage {
     let state = &context.state;
-    let permit = match state.job_slot(context.client, &context.cancel).await {
-        Ok(permit) => permit,
-        Err(failure) => return context.failed(&failure),
+    let start = ServerMessage::TraceStart {
+        seq: 0,
+        job: context.id,
     };
-    if !context
-        .send(ServerMessage::TraceStart {
-            seq: 0,
-            job: context.id,
-        })
-        .await
-    {
-        return context.cancelled();
-    }
     let mut live = LiveChunks::new(context);
     let run = state
-        .run_trace(job, &context.cancel, &mut |assembler| live.observe(assembler))
+        .run_in_slot(
+            context.client,
+            job,
+            &context.cancel,
+            async || context.send(start).await,
+            &mut |assembler| live.observe(assembler),
+        )
         .await;
-    drop(permit);
-    let trace = match run.map_err(TraceFailure::from).and_then(|run| showable(run.trace)) {
+    let trace = match run {
         Ok(trace) => trace,
         Err(failure) => return context.failed(&failure),
     };

@@ -8,7 +8,7 @@ use crate::common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use replayground_server::neural_session::NeuralService;
+use replayground_server::neural::service::NeuralService;
 use replayground_server::repro::agent::{AgentConfig, AgentDeps, run_agent};
 use replayground_server::repro::llm::{Llm, LlmTask, ScriptedLlm, ScriptedReply};
 use replayground_server::repro::project::Project;
@@ -18,12 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 fn deps(llm: Option<Arc<dyn Llm>>) -> AgentDeps {
     AgentDeps {
-        sandbox: common::real_sandbox(),
-        python: DEFAULT_PYTHON.into(),
-        embedder: None,
-        reranker: None,
         llm,
-        neural: None,
+        ..AgentDeps::without_models(common::real_sandbox(), DEFAULT_PYTHON.into(), None)
     }
 }
 

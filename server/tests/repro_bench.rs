@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use replayground_server::repro::agent::AgentConfig;
+use replayground_server::repro::agent::{AgentConfig, AgentDeps};
 use replayground_server::repro::bench::{BenchConfig, BenchSummary, Variant, load_suite, probe_packages, run_suite};
 use replayground_server::runner::DEFAULT_PYTHON;
 use replayground_server::sandbox::RunLimits;
@@ -99,10 +99,8 @@ async fn the_agent_stays_above_its_measured_floors() {
     let frameworks: BTreeSet<String> = ["torch".to_owned(), "tensorflow".to_owned()].into();
     let available = probe_packages(sandbox.as_ref(), &python, &agent.run_limits, &frameworks).await;
     let config = BenchConfig {
-        sandbox,
-        python,
+        deps: AgentDeps::without_models(sandbox, python, None),
         agent,
-        embedder: None,
         llm: None,
         variants: vec![Variant::full()],
         concurrency: 2,

@@ -244,7 +244,6 @@ async fn a_real_program_traces_through_the_sandbox_over_the_websocket() {
         message(&mut socket).await,
         ServerMessage::TraceStart { job: 4, .. }
     ));
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let asked = std::time::Instant::now();
     ws_send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
     loop {
@@ -429,13 +428,10 @@ async fn idle_sessions_are_closed() {
     let (frame, _) = closed(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1000);
     assert!(frame.unwrap().reason.contains("idle"));
-    for _ in 0..100 {
-        if running.state.metrics.websockets_active.get() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(running.state.metrics.websockets_active.get(), 0);
+    common::eventually(Duration::from_secs(5), "the session is gone", || {
+        running.state.metrics.websockets_active.get() == 0
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -461,8 +457,11 @@ async fn a_client_that_stops_reading_is_dropped() {
     let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
     ws_send(&mut socket, &trace_message(2, "x = 1")).await;
-    // Read nothing for a while.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Read nothing until the server gives up on this client.
+    common::eventually(Duration::from_secs(30), "the unread session is dropped", || {
+        running.state.metrics.websockets_active.get() == 0
+    })
+    .await;
     let mut ended = false;
     loop {
         match receive(&mut socket).await {
@@ -472,13 +471,10 @@ async fn a_client_that_stops_reading_is_dropped() {
         }
     }
     assert!(!ended, "the session was dropped before the trace ended");
-    for _ in 0..200 {
-        if running.state.metrics.websockets_active.get() == 0 && running.state.jobs.running() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(running.state.metrics.websockets_active.get(), 0);
+    common::eventually(Duration::from_secs(5), "the dropped session's job ends", || {
+        running.state.jobs.running() == 0
+    })
+    .await;
     let mut again = ws_open(&running).await;
     hello(&mut again).await;
 }

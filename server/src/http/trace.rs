@@ -14,7 +14,7 @@ use replayground_shared::protocol::TraceRequest;
 
 use super::ClientIp;
 use super::error::{ApiError, ApiJson};
-use crate::app::{AppState, TraceFailure, showable};
+use crate::app::{AppState, TraceFailure};
 use crate::jobs::TraceJob;
 
 #[tracing::instrument(skip_all, fields(code_bytes, outcome))]
@@ -27,11 +27,12 @@ pub async fn trace(
     let job = TraceJob::try_from(request)?;
     let client = client.map_or(IpAddr::from([0, 0, 0, 0]), |Extension(ClientIp(ip))| ip);
     let cancel = &state.shutdown.cancel_jobs;
-    let _permit = state.job_slot(client, cancel).await.map_err(api_error)?;
-    let run = state.run_trace(&job, cancel, &mut |_| {}).await;
-    let trace = run.map_err(|e| api_error(e.into()))?.trace;
+    let trace = state
+        .run_in_slot(client, &job, cancel, async || true, &mut |_| {})
+        .await
+        .map_err(api_error)?;
     tracing::Span::current().record("outcome", crate::metrics::outcome_label(&trace.outcome));
-    Ok(Json(showable(trace).map_err(api_error)?))
+    Ok(Json(trace))
 }
 
 /// The HTTP answer for a trace job that gave nothing to show.

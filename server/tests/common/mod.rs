@@ -177,6 +177,16 @@ pub(crate) fn sandbox_required() -> bool {
     std::env::var_os("REPLAYGROUND_TEST_REQUIRE_SANDBOX").is_some_and(|v| v == "1")
 }
 
+/// Waits until `condition` holds, looking every 10 ms; fails the test after `limit`.
+/// Tests wait for what they need this way, never for a fixed time.
+pub(crate) async fn eventually(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !condition() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 pub(crate) fn fake(fake: Fake) -> Arc<dyn Sandbox> {
     Arc::new(FakeSandbox(fake))
 }

@@ -18,8 +18,8 @@ use super::infer::{Engine, NeuralDebugger, Sampling};
 use super::policy::Policy;
 use super::real_bench;
 use super::train::{self, TrainConfig};
-use crate::runner::Tracer;
-use crate::sandbox::{RunLimits, Sandbox};
+use replayground_exec::runner::Tracer;
+use replayground_exec::sandbox::{RunLimits, Sandbox};
 
 /// Where CruxEval lives in a checkout (evaluation only; the corpus is checked against it).
 const CRUXEVAL: &str = "../shared/data/cruxeval/cruxeval.jsonl";

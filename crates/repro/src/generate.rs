@@ -26,8 +26,8 @@ use super::checks::{RuffDiagnostic, RunObservation};
 use super::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
 use super::project::{Project, SourceFile};
 use super::report::{code_snippets, looks_like_python, report_text};
-use crate::python::parse;
-use crate::sandbox::Termination;
+use replayground_exec::python::parse;
+use replayground_exec::sandbox::Termination;
 
 /// A candidate script and the edits or reasons behind it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1335,7 +1335,7 @@ pub async fn llm_candidate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repro::report::restructure_rules;
+    use crate::report::restructure_rules;
 
     fn input_for(report: &BugReport, restructured: &RestructuredReport) -> Candidate {
         rule_candidate(&GenInput {
@@ -1373,7 +1373,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_llms_draft_goes_through_the_rules_as_tools() {
-        use crate::repro::llm::{ScriptedLlm, ScriptedReply};
+        use crate::llm::{ScriptedLlm, ScriptedReply};
         let report = BugReport {
             observed: "The loss is nan after the first epoch.".into(),
             ..BugReport::default()
@@ -1452,7 +1452,7 @@ mod tests {
         assert!(c.code.contains("range(10000)"));
         assert!(c.code.contains("print(X)"));
         assert!(c.code.contains(OBSERVER_MARK));
-        assert!(crate::repro::checks::structural(&c.code).passed, "{}", c.code);
+        assert!(crate::checks::structural(&c.code).passed, "{}", c.code);
         assert!(c.edits.len() >= 6, "{:?}", c.edits);
     }
 
@@ -1520,7 +1520,7 @@ mod tests {
             code: "import numpy as np\nx = (1,\nprint(x)\ny = 2\n".into(),
             edits: vec![],
         };
-        let verdicts = [crate::repro::checks::structural(&broken.code)];
+        let verdicts = [crate::checks::structural(&broken.code)];
         let fixed = rule_refine(
             &input,
             &broken,
@@ -1601,7 +1601,7 @@ mod tests {
         hoist_main_blocks(&mut code).unwrap();
         assert!(code.trim_end().ends_with("fit(np.ones(3))"), "{code}");
         assert!(!code.contains("__main__") && !code.contains("print(bce(1))"), "{code}");
-        assert!(crate::repro::checks::structural(&code).passed, "{code}");
+        assert!(crate::checks::structural(&code).passed, "{code}");
     }
 
     #[test]
@@ -1627,7 +1627,7 @@ mod tests {
         let trainer = code.find("class Trainer").unwrap();
         assert!(config < trainer && trainer < code.rfind("Trainer()").unwrap(), "{code}");
         assert!(!code.contains("__main__") && !code.contains("from config"), "{code}");
-        assert!(crate::repro::checks::structural(&code).passed, "{code}");
+        assert!(crate::checks::structural(&code).passed, "{code}");
     }
 
     #[test]

@@ -130,7 +130,7 @@ impl Embedder {
         if let Some(dir) = std::env::var_os(MODEL_ENV).filter(|dir| !dir.is_empty()) {
             return Some(PathBuf::from(dir));
         }
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(MODEL_DIR);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(MODEL_DIR);
         dir.join("model.safetensors").is_file().then_some(dir)
     }
 

@@ -29,8 +29,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::infer::{Candidate, Engine, Sampling};
-use crate::runner::Tracer;
-use crate::sandbox::{Job, RunLimits, Sandbox};
+use replayground_exec::runner::Tracer;
+use replayground_exec::sandbox::{Job, RunLimits, Sandbox};
 
 /// Where CruxEval lives, relative to the checkout (evaluation data is kept beside it).
 pub const DEFAULT_PATH: &str = "../shared/data/cruxeval/cruxeval.jsonl";
@@ -98,7 +98,7 @@ pub enum CruxEvalError {
 pub fn default_path() -> Result<PathBuf, CruxEvalError> {
     let candidates = [
         PathBuf::from(DEFAULT_PATH),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_PATH),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_PATH),
     ];
     candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
         CruxEvalError::Missing(

@@ -29,10 +29,38 @@ use super::plan;
 use super::project::Project;
 use super::report::{self, classify, code_snippets, detect_framework, report_text};
 use super::retrieval::{RetrievalConfig, Retriever};
-use crate::neural_session::{NeuralService, model_dir_to_load};
-use crate::sandbox::{RunLimits, Sandbox};
+use replayground_exec::sandbox::{RunLimits, Sandbox};
+use replayground_neural::service::NeuralService;
 
-/// What the agent runs with.
+/// The models the agent uses, as `serve`, `repro` and `bench-repro` take them.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AgentModels {
+    /// The reproduction agent's LLM: `openai:URL#MODEL` (Ollama, vLLM, llama.cpp server),
+    /// `candle:DIR` (a local Qwen2-family model), `gguf:FILE`, `scripted:FILE` or `rules`
+    /// (rule-based edits only). Default: Qwen2.5-Coder-0.5B when `cargo xtask setup` installed it.
+    #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
+    pub llm: Option<String>,
+    /// A cross-encoder (an HF `BertForSequenceClassification` folder, e.g. ms-marco-MiniLM-L-6-v2)
+    /// that reranks the agent's contexts; none: the embedding model reranks.
+    #[arg(long, env = "REPLAYGROUND_RERANKER", value_name = "DIR")]
+    pub reranker: Option<PathBuf>,
+    /// The sentence-embedding model (all-MiniLM-L6-v2 folder); default: the one
+    /// `cargo xtask setup` installs, when present; without one the agent ranks by BM25 only.
+    #[arg(
+        long,
+        env = "REPLAYGROUND_EMBEDDINGS",
+        value_name = "DIR",
+        conflicts_with = "no_embeddings"
+    )]
+    pub embeddings: Option<PathBuf>,
+    /// Leave the embedding model out (BM25 ranking, word-overlap relevance): for small
+    /// machines and debug builds, where embedding is slow.
+    #[arg(long, env = "REPLAYGROUND_NO_EMBEDDINGS")]
+    pub no_embeddings: bool,
+}
+
+/// What the agent runs with. Cheap to clone: the models are shared.
+#[derive(Clone)]
 pub struct AgentDeps {
     pub sandbox: Arc<dyn Sandbox>,
     /// The interpreter as seen inside the sandbox (Debian's `/usr/bin/python3`).
@@ -43,6 +71,51 @@ pub struct AgentDeps {
     /// The neural debugger, which approximates scripts that cannot run here when no LLM
     /// is configured.
     pub neural: Option<NeuralService>,
+}
+
+impl AgentDeps {
+    /// The agent's models as `models` names them, running scripts in `sandbox` with
+    /// `python`; `neural` approximates scripts that cannot run here. A model named
+    /// explicitly must load; the default embedding model is used when it loads. Blocking:
+    /// the models read their weights.
+    pub fn load(
+        models: &AgentModels,
+        sandbox: Arc<dyn Sandbox>,
+        python: PathBuf,
+        neural: Option<NeuralService>,
+    ) -> anyhow::Result<Self> {
+        use anyhow::Context as _;
+        let llm = super::llm::resolve(models.llm.as_deref())
+            .context("cannot use the LLM of --llm (REPLAYGROUND_LLM); `--llm rules` runs without one")?;
+        let embedder = Embedder::resolve(models.embeddings.as_deref(), models.no_embeddings)
+            .context("cannot load the embedding model of --embeddings")?;
+        let reranker = match &models.reranker {
+            Some(dir) => Some(Arc::new(CrossEncoder::load(dir).with_context(|| {
+                format!("cannot load the reranker in {}; check --reranker", dir.display())
+            })?)),
+            None => None,
+        };
+        Ok(Self {
+            sandbox,
+            python,
+            embedder,
+            reranker,
+            llm,
+            neural,
+        })
+    }
+
+    /// Rule-based generation and BM25 ranking: no model at all.
+    pub fn without_models(sandbox: Arc<dyn Sandbox>, python: PathBuf, neural: Option<NeuralService>) -> Self {
+        Self {
+            sandbox,
+            python,
+            embedder: None,
+            reranker: None,
+            llm: None,
+            neural,
+        }
+    }
 }
 
 /// How the agent runs.
@@ -445,7 +518,9 @@ async fn run(
     }
 
     let project_modules: Vec<String> = project.as_ref().map_or_else(Vec::new, |p| {
-        p.python_files().map(|f| crate::python::module_name(&f.path)).collect()
+        p.python_files()
+            .map(|f| replayground_exec::python::module_name(&f.path))
+            .collect()
     });
     let project_ref = project.clone();
     let contexts = match project {
@@ -691,320 +766,4 @@ async fn run(
     )
     .await;
     outcome
-}
-
-/// How many candidates the agent may try: `repro` and `bench-repro` take the same flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct SearchBudget {
-    /// Candidates per context.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub attempts: u32,
-    /// Contexts tried.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub contexts: usize,
-}
-
-impl SearchBudget {
-    /// The default configuration with this budget (at least one of each).
-    pub fn config(&self) -> AgentConfig {
-        AgentConfig {
-            attempts_per_context: self.attempts.max(1),
-            max_contexts: self.contexts.max(1),
-            ..AgentConfig::default()
-        }
-    }
-}
-
-/// `replayground repro`: the agent on the command line.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ReproArgs {
-    /// The bug report: `.json` (the `BugReport` fields), or `.md` / `.txt` text pasted from an issue tracker.
-    #[arg(long, value_name = "FILE")]
-    pub report: PathBuf,
-    /// The project the bug is in: a directory, or a .zip / .tar.gz / .tar archive.
-    #[arg(long, value_name = "DIR|ARCHIVE")]
-    pub project: Option<PathBuf>,
-    /// The LLM: `openai:URL#MODEL` (Ollama, vLLM, llama.cpp server), `candle:DIR`, `gguf:FILE`,
-    /// `scripted:FILE` or `rules` (the rule-based generator). Default: the embedded
-    /// Qwen2.5-Coder-0.5B when `cargo xtask setup` installed it, else the rules.
-    #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
-    pub llm: Option<String>,
-    /// A cross-encoder directory (`BertForSequenceClassification`) to rerank contexts.
-    #[arg(long, env = "REPLAYGROUND_RERANKER", value_name = "DIR")]
-    pub reranker: Option<PathBuf>,
-    /// Switch a stage off (repeatable): context, restructure, plan, structural, static, relevance, runtime, refine.
-    #[arg(long, value_name = "STAGE")]
-    pub ablate: Vec<Stage>,
-    #[command(flatten)]
-    pub budget: SearchBudget,
-    /// Write the final script here.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Print every event as one JSON line instead of the progress view.
-    #[arg(long)]
-    pub json: bool,
-    /// The neural debugger that approximates a script this machine cannot run (a missing
-    /// package) when no LLM is set: a model folder or a code LLM in context (`qwen-0.5b`,
-    /// `qwen-1.5b`, `gguf:FILE`). Default: the bundled models/neural-debugger-tiny when
-    /// run from a checkout.
-    #[arg(long, alias = "neural-model", value_name = "ENGINE")]
-    pub model_dir: Option<PathBuf>,
-    /// Do not load a neural debugger.
-    #[arg(long, conflicts_with = "model_dir")]
-    pub no_model: bool,
-}
-
-/// Reads a report file: JSON is a `BugReport`, anything else is pasted issue text.
-pub fn read_report(path: &std::path::Path) -> anyhow::Result<BugReport> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read the report {}: {e}; check the path", path.display()))?;
-    if path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
-        serde_json::from_str(&text).map_err(|e| {
-            anyhow::anyhow!(
-                "the report {} is not a bug report in JSON ({e}); see BugReport in shared/src/repro.rs",
-                path.display()
-            )
-        })
-    } else {
-        Ok(BugReport {
-            free_text: text,
-            ..BugReport::default()
-        })
-    }
-}
-
-fn read_project(path: &std::path::Path) -> anyhow::Result<Project> {
-    if path.is_dir() {
-        return Ok(Project::from_dir(path)?);
-    }
-    let bytes = std::fs::read(path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read the project {}: {e}; give a directory or an archive",
-            path.display()
-        )
-    })?;
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    Ok(Project::from_archive(&name, &bytes)?)
-}
-
-/// One line of the readable view for an event, or `None` for events it leaves out.
-fn describe(event: &AgentEvent) -> Option<String> {
-    Some(match event {
-        AgentEvent::Started { generator, llm, .. } => {
-            format!(
-                "reproducing with the {generator} generator{}",
-                llm.as_ref().map(|l| format!(" ({l})")).unwrap_or_default()
-            )
-        }
-        AgentEvent::Progress { stage, message } => format!("[{}] {message}", stage.as_str()),
-        AgentEvent::Context {
-            contexts,
-            training_loops,
-        } => {
-            let mut lines = vec![format!(
-                "context: {} ranked chunk(s), {} training loop(s)",
-                contexts.len(),
-                training_loops.len()
-            )];
-            lines.extend(contexts.iter().map(|c| {
-                format!(
-                    "  {:.2}  {}:{}-{} {}",
-                    c.score, c.path, c.start_line, c.end_line, c.name
-                )
-            }));
-            lines.join("\n")
-        }
-        AgentEvent::Report { report } => format!(
-            "report: {}{} ({} step(s){})",
-            report.symptom.class.as_str(),
-            report
-                .symptom
-                .error_type
-                .as_ref()
-                .map(|e| format!(" {e}"))
-                .unwrap_or_default(),
-            report.steps.len(),
-            report.framework.as_ref().map(|f| format!(", {f}")).unwrap_or_default()
-        ),
-        AgentEvent::Plan { steps } => {
-            let mut lines = vec!["plan:".to_owned()];
-            lines.extend(
-                steps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| format!("  {}. {}", i + 1, s.description)),
-            );
-            lines.join("\n")
-        }
-        AgentEvent::AttemptStarted { attempt, context } => {
-            format!(
-                "attempt {attempt}{}",
-                if *context > 0 {
-                    format!(" (context {context})")
-                } else {
-                    String::new()
-                }
-            )
-        }
-        AgentEvent::Token { .. } => return None,
-        AgentEvent::Candidate { code, edits, .. } => {
-            format!("  candidate: {} lines; {}", code.lines().count(), edits.join("; "))
-        }
-        AgentEvent::Check { verdict, .. } => {
-            let mark = if verdict.passed {
-                "pass"
-            } else if verdict.approximated {
-                "~approx"
-            } else {
-                "FAIL"
-            };
-            let score = verdict.score.map(|s| format!(" {s:.2}")).unwrap_or_default();
-            format!(
-                "  {mark:<7} {:<10}{score}  {}",
-                format!("{:?}", verdict.check).to_lowercase(),
-                verdict.detail
-            )
-        }
-        AgentEvent::AttemptFinished { score, accepted, .. } => {
-            format!("  score {score:.2}{}", if *accepted { " (accepted)" } else { "" })
-        }
-        AgentEvent::Finished { outcome } => format!(
-            "{} after {} attempt(s) in {:.1} s, best score {:.2}{}",
-            if outcome.reproduced {
-                "REPRODUCED"
-            } else {
-                "not reproduced"
-            },
-            outcome.attempts,
-            outcome.elapsed_ms as f64 / 1000.0,
-            outcome.score,
-            if outcome.approximated {
-                " (approximated: not observed here)"
-            } else {
-                ""
-            }
-        ),
-        AgentEvent::Failed { message } => format!("failed: {message}"),
-    })
-}
-
-/// Runs `replayground repro`; exit status 0 when the bug was reproduced, 1 when not.
-pub async fn command(
-    args: &ReproArgs,
-    sandbox: Arc<dyn Sandbox>,
-    python: PathBuf,
-) -> anyhow::Result<std::process::ExitCode> {
-    use std::io::{IsTerminal as _, Write as _};
-    let report = read_report(&args.report)?;
-    if let Err(message) = report.check() {
-        anyhow::bail!("{}: {message}", args.report.display());
-    }
-    let project = args.project.as_deref().map(read_project).transpose()?.map(Arc::new);
-    let llm = super::llm::resolve(args.llm.as_deref())?;
-    let notes = |line: &str| {
-        if !args.json {
-            eprintln!("{line}");
-        }
-    };
-    let embedder = tokio::task::spawn_blocking(|| Embedder::resolve(None, false)).await??;
-    let reranker = match &args.reranker {
-        Some(dir) => Some(Arc::new(CrossEncoder::load(dir)?)),
-        None => None,
-    };
-    let neural = match model_dir_to_load(args.model_dir.clone()).filter(|_| !args.no_model) {
-        Some(dir) => {
-            let service = NeuralService::default();
-            match service.load(dir).await {
-                Ok(()) => Some(service),
-                Err(why) => {
-                    notes(&format!("{why} Going on without approximation by the neural debugger."));
-                    None
-                }
-            }
-        }
-        None => None,
-    };
-    let deps = AgentDeps {
-        sandbox,
-        python,
-        embedder,
-        reranker,
-        llm,
-        neural,
-    };
-    let config = AgentConfig {
-        ablate: args.ablate.iter().copied().collect(),
-        ..args.budget.config()
-    };
-    let (tx, mut rx) = tokio::sync::mpsc::channel(256);
-    let cancel = CancellationToken::new();
-    let ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            ctrl_c.cancel();
-        }
-    });
-    let json = args.json;
-    let view = tokio::spawn(async move {
-        // A spinner only on a terminal; piped stderr gets the plain lines.
-        let spinner = (!json && std::io::stderr().is_terminal()).then(|| {
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.enable_steady_tick(Duration::from_millis(120));
-            bar
-        });
-        let mut out = std::io::stdout();
-        while let Some(event) = rx.recv().await {
-            if json {
-                if let Ok(line) = serde_json::to_string(&event) {
-                    let _ = writeln!(out, "{line}");
-                }
-                continue;
-            }
-            let Some(bar) = &spinner else {
-                if let Some(line) = describe(&event) {
-                    eprintln!("{line}");
-                }
-                continue;
-            };
-            {
-                if let AgentEvent::Token { attempt, .. } = &event {
-                    bar.set_message(format!("attempt {attempt}: writing the candidate"));
-                } else if let Some(line) = describe(&event) {
-                    bar.println(line);
-                    if let AgentEvent::AttemptStarted { attempt, .. } = &event {
-                        bar.set_message(format!("attempt {attempt}"));
-                    }
-                    if matches!(event, AgentEvent::Check { .. } | AgentEvent::Candidate { .. }) {
-                        bar.set_message("checking");
-                    }
-                }
-            }
-        }
-        if let Some(bar) = spinner {
-            bar.finish_and_clear();
-        }
-    });
-    let outcome = run_agent(report, project, &deps, &config, tx, cancel).await;
-    view.await?;
-    if let Some(script) = &outcome.script {
-        match &args.out {
-            Some(path) => {
-                std::fs::write(path, script)
-                    .map_err(|e| anyhow::anyhow!("cannot write the script to {}: {e}", path.display()))?;
-                notes(&format!("script written to {}", path.display()));
-            }
-            None if !args.json => {
-                let mut out = std::io::stdout().lock();
-                writeln!(out, "{script}")?;
-            }
-            None => {}
-        }
-    }
-    Ok(if outcome.reproduced {
-        std::process::ExitCode::SUCCESS
-    } else {
-        std::process::ExitCode::from(1)
-    })
 }

@@ -25,10 +25,10 @@ use tokio::io::AsyncWriteExt as _;
 use super::embed::{Embedder, cosine};
 use super::llm::{ChatMessage, GenParams, Llm, LlmTask};
 use super::report::{Traceback, classify, json_in_answer, parse_traceback};
-use crate::neural::rollout::RolloutEnd;
-use crate::neural_session::NeuralService;
-use crate::python::parse;
-use crate::sandbox::{Job, RunLimits, Sandbox, SandboxError, Termination};
+use replayground_exec::python::parse;
+use replayground_exec::sandbox::{Job, RunLimits, Sandbox, SandboxError, Termination};
+use replayground_neural::rollout::RolloutEnd;
+use replayground_neural::service::NeuralService;
 
 /// A candidate is accepted at this combined score.
 pub const ACCEPT_SCORE: f32 = 0.7;
@@ -123,7 +123,7 @@ pub fn locate_ruff() -> Option<PathBuf> {
     }
     let candidates = [
         PathBuf::from(".tools/bin/ruff"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/bin/ruff"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/ruff"),
     ];
     if let Some(found) = candidates.into_iter().find(|p| p.is_file()) {
         return Some(found);
@@ -932,7 +932,7 @@ pub async fn runtime(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repro::report::restructure_rules;
+    use crate::report::restructure_rules;
     use replayground_shared::repro::BugReport;
 
     #[test]

@@ -38,8 +38,8 @@ use replayground_llm::catalogue::{self, QWEN_CODER_0_5B};
 use replayground_llm::stream::TokenStream;
 use replayground_llm::{GenerationParams, LocalLlm};
 
-use crate::neural::model::Qwen2Checkpoint;
-use crate::sandbox::BoxFuture;
+use replayground_exec::sandbox::BoxFuture;
+use replayground_neural::model::Qwen2Checkpoint;
 
 /// The chat types of the embedded runtime serve every backend.
 pub use replayground_llm::{ChatMessage, Role};
@@ -762,7 +762,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_bundled_qwen2_model_streams_tokens() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/neural-debugger-tiny");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/neural-debugger-tiny");
         let llm = CandleLlm::load(&dir).unwrap();
         let mut pieces = Vec::new();
         let params = GenParams {
@@ -784,7 +784,7 @@ mod tests {
     /// Bounded: a few greedy tokens. `cargo xtask setup` installs the file.
     #[tokio::test]
     async fn the_embedded_gguf_model_streams_a_short_answer() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let path = catalogue::locate(&QWEN_CODER_0_5B, &root)
             .expect("the Qwen2.5-Coder-0.5B file is not installed: run `cargo xtask setup`");
         let llm = from_spec(&format!("gguf:{}", path.display())).unwrap();

@@ -703,10 +703,32 @@ pub async fn restructure(
     )
 }
 
+/// Reads a bug report file: `.json` in the `BugReport` shape, anything else (`.md`,
+/// `.txt`) as text pasted from an issue tracker; a report without content is refused.
+pub fn read_report(path: &std::path::Path) -> Result<BugReport, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the report {} ({e}); check the path", path.display()))?;
+    let report = if path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
+        serde_json::from_str::<BugReport>(&text).map_err(|e| {
+            format!(
+                "the report {} is not a bug report in JSON ({e}); see BugReport in shared/src/repro.rs",
+                path.display()
+            )
+        })?
+    } else {
+        BugReport {
+            free_text: text,
+            ..BugReport::default()
+        }
+    };
+    report.check().map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repro::llm::{ScriptedLlm, ScriptedReply};
+    use crate::llm::{ScriptedLlm, ScriptedReply};
 
     const TRACE: &str = "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    y = x.dot(w)\n  File \"model.py\", line 3, in forward\n    return np.dot(a, b)\nValueError: shapes (3,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)\n";
 

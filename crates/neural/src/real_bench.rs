@@ -14,7 +14,7 @@ use replayground_shared::trace_lang::Trajectory;
 
 use super::dedup::Reference;
 use super::policy::Policy;
-use crate::runner::Tracer;
+use replayground_exec::runner::Tracer;
 
 /// The programs' folder, relative to a checkout.
 pub const DEFAULT_DIR: &str = "tests/neural-real/programs";
@@ -110,10 +110,10 @@ fn top_level_blocks(source: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::neural::generator::{Curriculum, generate};
+    use crate::generator::{Curriculum, generate};
 
     fn programs() -> Vec<Program> {
-        load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_DIR)).unwrap()
+        load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_DIR)).unwrap()
     }
 
     #[test]

@@ -12,11 +12,13 @@
 //! - [`checks`]: structural, static, relevance and runtime feedback.
 //! - [`agent`]: the generate → validate → refine loop that emits `AgentEvent`s.
 //! - [`bench`]: the benchmark harness over a suite of cases.
+//! - [`cli`]: `replayground repro`, the agent on the command line.
 
 pub mod agent;
 pub mod bench;
 pub mod checks;
 pub mod chunk;
+pub mod cli;
 pub mod embed;
 pub mod extract;
 pub mod generate;

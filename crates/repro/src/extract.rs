@@ -8,7 +8,7 @@ use tree_sitter::Node;
 
 use super::chunk::{definition_of, line_text, lines_of};
 use super::project::Project;
-use crate::python::{module_name, parse};
+use replayground_exec::python::{module_name, parse};
 
 /// How deep calls are followed from the chunk into the project's helpers.
 const MAX_DEPENDENCY_DEPTH: usize = 3;
@@ -719,7 +719,7 @@ pub fn with_dependencies(project: &Project, path: &str, start_line: u32, end_lin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repro::project::SourceFile;
+    use crate::project::SourceFile;
 
     #[test]
     fn module_level_constants_are_dependencies() {

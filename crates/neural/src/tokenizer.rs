@@ -81,7 +81,7 @@ pub fn train_on_corpus(train_jsonl: &Path, out: &Path, vocab_size: usize) -> any
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::neural::generator::{Curriculum, generate};
+    use crate::generator::{Curriculum, generate};
 
     fn sample_texts() -> Vec<String> {
         (0..60)

@@ -1,5 +1,7 @@
-//! The neural debugger's data pipeline (arXiv 2603.09951): generated programs, their
-//! real traces, and trajectories in the trace language sampled by a debugger policy.
+//! The neural debugger (arXiv 2603.09951): generated programs and their real traces,
+//! trajectories in the trace language, the from-scratch model and its training, engines
+//! that answer debugger actions (that model, or a code LLM prompted in context), the
+//! service the server and the agent share, and the benchmarks that score them.
 
 pub mod commands;
 pub mod corpus;
@@ -13,9 +15,11 @@ pub mod infer;
 pub mod model;
 pub mod plot;
 pub mod policy;
+pub mod predict;
 pub mod pypi;
 pub mod real_bench;
 pub mod rollout;
+pub mod service;
 pub mod tokenizer;
 pub mod train;
 

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tree_sitter::Node;
 
 use super::generator::Program;
-use crate::python;
+use replayground_exec::python;
 
 /// Bodies longer than this make traces too long for the model's context.
 const MAX_FUNCTION_LINES: usize = 40;

@@ -26,7 +26,7 @@ use super::dedup::Reference;
 use super::generator::{Curriculum, Program, generate};
 use super::policy::Policy;
 use super::pypi::PYPI_LEVEL;
-use crate::runner::Tracer;
+use replayground_exec::runner::Tracer;
 
 /// What to build.
 #[derive(Debug, Clone)]

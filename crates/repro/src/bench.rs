@@ -23,7 +23,7 @@ use super::llm::Llm;
 use super::project::Project;
 use super::report::{code_snippets, report_text, restructure, restructure_rules};
 use super::retrieval::{RetrievalConfig, Retriever};
-use crate::sandbox::{RunLimits, Sandbox};
+use replayground_exec::sandbox::{RunLimits, Sandbox};
 
 /// The packages a case may require; anything else is refused so a typo cannot hide a case.
 pub const PACKAGES: [&str; 3] = ["numpy", "torch", "tensorflow"];
@@ -79,21 +79,6 @@ fn case_error(case: &str, reason: impl Into<String>) -> BenchError {
     }
 }
 
-/// Reads a bug report: `.json` in the `BugReport` shape, anything else as pasted free text.
-pub fn read_report(path: &Path) -> Result<BugReport, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
-    let report = if path.extension().is_some_and(|ext| ext == "json") {
-        serde_json::from_str::<BugReport>(&text).map_err(|e| format!("{} is not a bug report ({e})", path.display()))?
-    } else {
-        BugReport {
-            free_text: text,
-            ..BugReport::default()
-        }
-    };
-    report.check().map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(report)
-}
-
 /// Loads one case folder and checks its ground truth against its project.
 pub fn load_case(dir: &Path) -> Result<Case, BenchError> {
     let name = dir
@@ -124,7 +109,7 @@ pub fn load_case(dir: &Path) -> Result<Case, BenchError> {
         .map(|file| dir.join(file))
         .find(|path| path.is_file())
         .ok_or_else(|| case_error(&name, "has no report.json, report.md or report.txt"))?;
-    let report = read_report(&report_path).map_err(|e| case_error(&name, e))?;
+    let report = super::report::read_report(&report_path).map_err(|e| case_error(&name, e))?;
     let project_dir = dir.join("project");
     let project = if project_dir.is_dir() {
         let project = Project::from_dir(&project_dir)
@@ -220,12 +205,11 @@ impl Variant {
 /// Everything a benchmark run needs.
 #[derive(Clone)]
 pub struct BenchConfig {
-    pub sandbox: Arc<dyn Sandbox>,
-    pub python: PathBuf,
+    /// The sandbox, the interpreter and the embedder (BM25 alone without one) every run
+    /// shares; its LLM is left out, each run brings its own generator.
+    pub deps: AgentDeps,
     /// The agent's settings; each variant switches its own stages off.
     pub agent: AgentConfig,
-    /// The sentence embedder for dense retrieval; BM25 alone without it.
-    pub embedder: Option<Arc<Embedder>>,
     /// The LLM to measure beside the rules, with the spec it came from.
     pub llm: Option<(String, Arc<dyn Llm>)>,
     pub variants: Vec<Variant>,
@@ -373,13 +357,8 @@ async fn agent_run(case: &Case, config: &BenchConfig, variant: &Variant, llm: Op
     let started = Instant::now();
     let generator = if llm.is_some() { "llm" } else { "rules" }.to_owned();
     let deps = AgentDeps {
-        sandbox: config.sandbox.clone(),
-        python: config.python.clone(),
-        embedder: config.embedder.clone(),
-        reranker: None,
         llm,
-        // Scored on real runs only: the torch / TensorFlow cases are skipped, not guessed.
-        neural: None,
+        ..config.deps.clone()
     };
     let agent_config = AgentConfig {
         ablate: variant.ablate.clone(),
@@ -472,7 +451,7 @@ pub async fn run_case(
     };
     let (retrieval, training_loops, error) = {
         let case = case.clone();
-        let embedder = config.embedder.clone();
+        let embedder = config.deps.embedder.clone();
         tokio::task::spawn_blocking(move || static_stages(&case, embedder.as_deref()))
             .await
             .unwrap_or_else(|e| (None, None, Some(format!("the retrieval stage panicked: {e}"))))
@@ -520,7 +499,8 @@ pub async fn run_suite(
 ) -> Vec<CaseResult> {
     let needed: BTreeSet<String> = cases.iter().flat_map(|c| c.truth.requires.iter().cloned()).collect();
     let probe_limits = &config.agent.run_limits;
-    let unavailable = Arc::new(probe_packages(config.sandbox.as_ref(), &config.python, probe_limits, &needed).await);
+    let unavailable =
+        Arc::new(probe_packages(config.deps.sandbox.as_ref(), &config.deps.python, probe_limits, &needed).await);
     let config = Arc::new(config);
     let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
     let mut tasks = tokio::task::JoinSet::new();
@@ -898,24 +878,20 @@ pub struct BenchReproArgs {
     /// Also measure the agent without each stage in turn (eight more runs per case).
     #[arg(long)]
     pub compare_ablations: bool,
-    /// Also measure an LLM generator beside the rules (the same spec as `repro --llm`;
-    /// default: the embedded model when installed, `rules` for the rules alone).
-    #[arg(long, env = "REPLAYGROUND_LLM", value_name = "SPEC")]
-    pub llm: Option<String>,
+    /// The models; an LLM is measured beside the rules (`--llm rules` for the rules alone).
+    #[command(flatten)]
+    pub models: super::agent::AgentModels,
     /// Only the first N cases, in name order.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     #[command(flatten)]
-    pub budget: super::agent::SearchBudget,
+    pub budget: super::cli::SearchBudget,
     /// Cases run at once.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
     /// Print one JSON object instead of the tables.
     #[arg(long)]
     pub json: bool,
-    /// Leave the sentence embedder out: contexts ranked by BM25 alone, relevance by word overlap.
-    #[arg(long)]
-    pub no_embeddings: bool,
     /// Write every agent run's events to DIR/CASE.VARIANT.GENERATOR.jsonl, to see why a case failed.
     #[arg(long, value_name = "DIR")]
     pub transcripts: Option<PathBuf>,
@@ -934,17 +910,17 @@ pub async fn command(
     if let Some(limit) = args.limit {
         cases.truncate(limit);
     }
-    let disabled = args.no_embeddings;
-    let embedder = tokio::task::spawn_blocking(move || Embedder::resolve(None, disabled))
-        .await?
-        .context("loading the sentence embedder for dense retrieval")?;
-    let llm =
-        super::llm::resolve(args.llm.as_deref())?.map(|llm| (args.llm.clone().unwrap_or_else(|| llm.name()), llm));
+    let models = args.models.clone();
+    let python = python.to_path_buf();
+    // Scored on real runs only: the torch / TensorFlow cases are skipped, not guessed.
+    let mut deps = tokio::task::spawn_blocking(move || AgentDeps::load(&models, sandbox, python, None)).await??;
+    let llm = deps
+        .llm
+        .take()
+        .map(|llm| (args.models.llm.clone().unwrap_or_else(|| llm.name()), llm));
     let config = BenchConfig {
-        sandbox,
-        python: python.to_path_buf(),
+        deps,
         agent: args.budget.config(),
-        embedder,
         llm,
         variants: Variant::list(&args.ablate, args.compare_ablations),
         concurrency: args.concurrency,

@@ -154,8 +154,8 @@ pub async fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repro::llm::{ScriptedLlm, ScriptedReply};
-    use crate::repro::report::restructure_rules;
+    use crate::llm::{ScriptedLlm, ScriptedReply};
+    use crate::report::restructure_rules;
     use replayground_shared::repro::BugReport;
 
     fn nan_report() -> RestructuredReport {

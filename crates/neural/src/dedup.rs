@@ -220,10 +220,10 @@ impl Reference {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::neural::generator::{Curriculum, generate};
+    use crate::generator::{Curriculum, generate};
 
     fn cruxeval() -> Option<Reference> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/cruxeval/cruxeval.jsonl");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/cruxeval/cruxeval.jsonl");
         if path.is_file() {
             Some(Reference::load_cruxeval(&path).unwrap())
         } else {

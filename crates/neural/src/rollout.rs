@@ -39,7 +39,7 @@ impl Rollout {
 /// The program's first stop, which needs no model: module level, the first statement's
 /// line, nothing bound yet. `None` for a program without statements.
 pub fn first_state(code: &str) -> Option<State> {
-    let tree = crate::python::parse(code)?;
+    let tree = replayground_exec::python::parse(code)?;
     let root = tree.root_node();
     let mut cursor = root.walk();
     let first = root.named_children(&mut cursor).find(|node| node.kind() != "comment")?;

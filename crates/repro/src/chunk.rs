@@ -6,7 +6,7 @@
 use replayground_shared::repro::ChunkKind;
 use tree_sitter::Node;
 
-use crate::python::{module_name, parse};
+use replayground_exec::python::{module_name, parse};
 
 use super::project::Project;
 
