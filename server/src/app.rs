@@ -146,7 +146,7 @@ pub struct App {
     /// The neural debugger for `predict` jobs (off until a model loads).
     pub neural: crate::neural::service::NeuralService,
     /// Projects uploaded for the reproduction agent (`POST /api/projects`).
-    pub projects: crate::http::repro::ProjectStore,
+    pub projects: crate::projects::ProjectStore,
     /// The reproduction agent's sandbox and models, set once at startup ([`App::set_agent`]).
     agent: std::sync::OnceLock<Arc<crate::repro::agent::AgentDeps>>,
     sandbox_health: Mutex<Option<(Instant, Result<(), String>)>>,
@@ -259,7 +259,7 @@ impl AppState {
             limiter,
             shutdown: Shutdown::new(),
             neural: crate::neural::service::NeuralService::default(),
-            projects: crate::http::repro::ProjectStore::default(),
+            projects: crate::projects::ProjectStore::default(),
             agent: std::sync::OnceLock::new(),
             sandbox_health: Mutex::new(None),
             probe: tokio::sync::Mutex::new(()),

@@ -3,8 +3,9 @@
 //! engine crates never import it (see `docs/architecture.md`).
 //!
 //! - [`app`]: the state every request shares; [`jobs`]: the job queue and shutdown.
-//! - [`http`]: the HTTP API, health, metrics and the static playground.
-//! - [`ws`]: WebSocket sessions that stream jobs; [`predict_job`]: neural-mode jobs.
+//! - [`http`]: the HTTP API, the WebSocket sessions that stream jobs ([`http::ws`]),
+//!   health, metrics and the static playground; [`predict_job`]: neural-mode jobs.
+//! - [`projects`]: uploaded projects kept for the reproduction agent.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`store`]: share links on SQLite or Postgres.
 //! - [`cli`]: the `replayground` command line.
@@ -19,8 +20,8 @@ pub mod http;
 pub mod jobs;
 pub mod metrics;
 pub mod predict_job;
+pub mod projects;
 pub mod store;
-pub mod ws;
 
 pub use replayground_exec::{python, runner, sandbox};
 pub use replayground_neural as neural;

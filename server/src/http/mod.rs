@@ -7,7 +7,7 @@
 //! | `GET /api/share/{id}` | `{"kind", "payload", "created_at"}` |
 //! | `POST /api/projects` | 201 `{"id", "files", "python_files", ...}` for a .zip / .tar.gz body ([`repro`]) |
 //! | `GET /api/projects/{id}` | the uploaded project's summary |
-//! | `GET /api/ws` | the WebSocket session ([`crate::ws`]) |
+//! | `GET /api/ws` | the WebSocket session ([`ws`]) |
 //! | `GET /healthz` | 200 or 503 with the reason |
 //! | `GET /metrics` | Prometheus text (with `--metrics` only) |
 //! | `GET /`, `GET /s/{id}` | the browser app's `index.html` (the reproduction page's for a stored reproduction) |
@@ -24,6 +24,7 @@ pub mod repro;
 pub mod share;
 pub mod static_files;
 pub mod trace;
+pub mod ws;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -80,7 +81,7 @@ pub fn router(state: AppState) -> Router {
             post(repro::upload).layer(DefaultBodyLimit::max(repro::PROJECT_BODY_LIMIT)),
         )
         .route("/api/projects/{id}", get(repro::summary))
-        .route("/api/ws", get(crate::ws::upgrade))
+        .route("/api/ws", get(ws::upgrade))
         .route("/api", any(error::api_not_found))
         .route("/api/{*rest}", any(error::api_not_found))
         .route("/healthz", get(ops::healthz));

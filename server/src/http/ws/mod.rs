@@ -28,10 +28,10 @@ use replayground_shared::protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, 
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::ClientIp;
+use super::error::ApiError;
+use super::repro::ReproJob;
 use crate::app::{AppState, retry_after_secs};
-use crate::http::ClientIp;
-use crate::http::error::ApiError;
-use crate::http::repro::ReproJob;
 use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
 use crate::predict_job::PredictJob;
 
