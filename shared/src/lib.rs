@@ -8,6 +8,8 @@ pub mod repro;
 pub mod share;
 pub mod state;
 pub mod state_tree;
+#[cfg(any(test, feature = "test-util"))]
+pub mod test_util;
 pub mod text;
 pub mod trace;
 pub mod trace_lang;

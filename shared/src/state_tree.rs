@@ -600,35 +600,21 @@ impl<'t> Debugger<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Event, Frame, Outcome};
 
     /// A trace from `(kind, frame, line)` triples; frame 0 is the module.
     fn trace(frames: &[(&str, Option<u32>, bool)], events: &[(EventKind, u32, u32)]) -> Trace {
-        let mut t = Trace::empty(Outcome::Finished);
+        let mut b = crate::test_util::TraceBuilder::new();
         for &(function, parent, is_generator) in frames {
-            let depth = parent.map_or(0, |p| t.frames[p as usize].depth + 1);
-            t.frames.push(Frame {
-                function: function.into(),
-                parent,
-                depth,
-                is_generator,
-                called_from_library: false,
-            });
+            if is_generator {
+                b.generator(function, parent);
+            } else {
+                b.frame(function, parent);
+            }
         }
         for &(kind, frame, line) in events {
-            t.events.push(Event {
-                kind,
-                frame,
-                line,
-                locals: Vec::new().into(),
-                value: None,
-                stdout_len: 0,
-                stderr_len: 0,
-                internal: false,
-                generator_exit: false,
-            });
+            b.event(kind, frame, line, &[]);
         }
-        t
+        b.build()
     }
 
     use EventKind::{Call, Line, Return};

@@ -322,57 +322,26 @@ pub fn generate(
 
 #[cfg(test)]
 mod tests {
-    use replayground_shared::Trace;
-    use replayground_shared::trace::{Binding, Event, EventKind, Frame, Value};
+    use replayground_shared::EventKind::{Call, Line};
+    use replayground_shared::test_util::TraceBuilder;
 
     use super::*;
 
     /// `def f(x): return x` called once: module call, line 1, line 3, f call, f line, f return, module line 4, module return.
     fn tree() -> StateTree {
-        let mut trace = Trace::empty(Outcome::Finished);
-        for (function, parent, depth) in [("<module>", None, 0), ("f", Some(0), 1)] {
-            trace.frames.push(Frame {
-                function: function.into(),
-                parent,
-                depth,
-                is_generator: false,
-                called_from_library: false,
-            });
-        }
-        trace.values.push(Value {
-            repr: "2".into(),
-            type_name: "int".into(),
-            object_id: 1,
-            shape: replayground_shared::trace::Shape::Scalar,
-        });
-        let event = |kind, frame, line, locals: Vec<Binding>, value| Event {
-            kind,
-            frame,
-            line,
-            locals: locals.into(),
-            value,
-            stdout_len: 0,
-            stderr_len: 0,
-            internal: false,
-            generator_exit: false,
-        };
-        let x = || {
-            vec![Binding {
-                name: "x".into(),
-                value: 0,
-            }]
-        };
-        trace.events = vec![
-            event(EventKind::Call, 0, 1, vec![], None),
-            event(EventKind::Line, 0, 1, vec![], None),
-            event(EventKind::Line, 0, 3, vec![], None),
-            event(EventKind::Call, 1, 1, x(), None),
-            event(EventKind::Line, 1, 2, x(), None),
-            event(EventKind::Return, 1, 2, x(), Some(0)),
-            event(EventKind::Line, 0, 4, vec![], None),
-            event(EventKind::Return, 0, 4, vec![], None),
-        ];
-        StateTree::new(trace).unwrap()
+        let mut b = TraceBuilder::new();
+        let module = b.frame("<module>", None);
+        let f = b.frame("f", Some(module));
+        let two = b.int(2);
+        b.event(Call, module, 1, &[]);
+        b.event(Line, module, 1, &[]);
+        b.event(Line, module, 3, &[]);
+        b.event(Call, f, 1, &[("x", two)]);
+        b.event(Line, f, 2, &[("x", two)]);
+        b.returning(f, 2, &[("x", two)], Some(two));
+        b.event(Line, module, 4, &[]);
+        b.returning(module, 4, &[], None);
+        StateTree::new(b.build()).unwrap()
     }
 
     #[test]
