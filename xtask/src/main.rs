@@ -109,7 +109,7 @@ fn main() -> ExitCode {
         Task::Serve { addr, server_args } => serve(&project, &addr, &server_args),
         Task::Test => test::test(&project),
         Task::Bench { criterion_args } => bench(&project, &criterion_args),
-        Task::BenchFrontend => frontend::bench(&project),
+        Task::BenchFrontend => setup::setup(&project).and_then(|()| frontend::bench(&project)),
         Task::BenchLlm {
             python,
             threads,

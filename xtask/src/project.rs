@@ -123,6 +123,22 @@ pub(crate) fn format_duration(d: std::time::Duration) -> String {
     }
 }
 
+/// `pip download` of exactly these wheels (no dependencies, no source builds) into `dir`.
+pub(crate) fn pip_download(dir: &Path, requirements: impl IntoIterator<Item = String>) -> Result<()> {
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-d",
+        ])
+        .arg(dir)
+        .args(requirements))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -2,14 +2,13 @@
 //!
 //! Every step probes first, so a second run only costs a few version checks.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::frontend;
-use crate::project::{Project, format_duration, probe, run};
+use crate::frontend::{self, BINARYEN_VERSION};
+use crate::project::{Project, format_duration, pip_download, probe, run};
 
 /// Debian packages: clang/lld/llvm for C code built for wasm32 (tree-sitter), bubblewrap for
 /// the sandbox, chromium + chromium-driver for browser tests, python3 for the tracer,
@@ -31,8 +30,6 @@ const DEBIAN_PACKAGES: [&str; 10] = [
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// trunk 0.22 needs a newer rustc than these machines have.
 pub(crate) const TRUNK_VERSION: &str = "0.21.14";
-/// Debian's binaryen (108) writes wasm that Chromium refuses to load.
-pub(crate) const BINARYEN_VERSION: &str = "132";
 /// Drives Debian's Chromium in the end-to-end tests (no browser download).
 pub(crate) const PLAYWRIGHT_CORE_VERSION: &str = "1.65.1";
 
@@ -59,22 +56,6 @@ pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     }
     println!("setup: done in {}", format_duration(started.elapsed()));
     Ok(())
-}
-
-/// `pip download` of exactly these wheels (no dependencies, no source builds) into `dir`.
-pub(crate) fn pip_download(dir: &Path, requirements: impl IntoIterator<Item = String>) -> Result<()> {
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "-d",
-        ])
-        .arg(dir)
-        .args(requirements))
 }
 
 fn report(what: &str, outcome: &str) {
