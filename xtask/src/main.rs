@@ -2,6 +2,7 @@
 // Printing progress for a person is what this program is for.
 #![allow(clippy::print_stdout)]
 
+mod architecture;
 mod dl;
 mod frontend;
 mod llm;
@@ -59,6 +60,9 @@ enum Task {
     },
     /// Run every check CI runs (.ci/run): format, clippy, tests, wasm builds, browser tests.
     Test,
+    /// Check the code's shape (also a step of `test`): no import circles between a crate's
+    /// modules, no source file over 700 lines before its tests.
+    Architecture,
     /// Benchmark the browser app: parsing, stepping, wasm size, time to interactive.
     BenchFrontend,
     /// The embedded code LLM on candle against llama.cpp (llama-cpp-python, built into
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         Task::BuildFrontend { release } => frontend::build(&project, release),
         Task::Serve { addr, server_args } => serve(&project, &addr, &server_args),
         Task::Test => test::test(&project),
+        Task::Architecture => architecture::check(&project),
         Task::Bench { criterion_args } => bench(&project, &criterion_args),
         Task::BenchFrontend => setup::setup(&project).and_then(|()| frontend::bench(&project)),
         Task::BenchLlm {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::project::{Project, format_duration, run};
-use crate::{frontend, postgres, setup};
+use crate::{architecture, frontend, postgres, setup};
 
 const WASM: &str = "wasm32-unknown-unknown";
 
@@ -26,9 +26,10 @@ impl std::fmt::Display for Reported {
 impl std::error::Error for Reported {}
 
 /// Cheap checks first, so a formatting slip fails in seconds rather than after the builds.
-const CHECKS: [(&str, Check); 9] = [
+const CHECKS: [(&str, Check); 10] = [
     ("setup", setup::setup),
     ("fmt", fmt),
+    ("architecture", architecture::check),
     ("clippy", clippy),
     ("clippy (wasm)", clippy_wasm),
     ("test", cargo_test),
