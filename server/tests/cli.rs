@@ -7,19 +7,10 @@ use replayground_shared::{Outcome, State, StopKind, Trace};
 
 const PROGRAM: &str = "def add(a, b):\n    total = a + b\n    return total\n\nx = add(1, 2)\nprint(x)\ny = x * 2\n";
 
-fn bwrap_installed() -> bool {
-    Command::new("bwrap")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// The binary, sandboxed when bubblewrap is installed (the programs here are the test's own).
 fn replayground() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_replayground"));
-    if !bwrap_installed() {
-        cmd.arg("--unsafe-no-sandbox");
-    }
+    cmd.args(crate::common::sandbox_flags());
     cmd
 }
 

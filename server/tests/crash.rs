@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bwrap_installed, http};
+use common::http;
 use serde_json::json;
 
 fn free_port() -> u16 {
@@ -21,9 +21,7 @@ fn free_port() -> u16 {
 
 fn serve(db: &str, port: u16, dir: &Path) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_replayground"));
-    if !bwrap_installed() {
-        cmd.arg("--unsafe-no-sandbox");
-    }
+    cmd.args(crate::common::sandbox_flags());
     cmd.arg("serve")
         .args(["--addr", &format!("127.0.0.1:{port}"), "--db", db])
         .arg("--static-dir")
@@ -117,9 +115,7 @@ fn a_bad_database_url_is_one_sentence_and_a_failure() {
         ),
     ] {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_replayground"));
-        if !bwrap_installed() {
-            cmd.arg("--unsafe-no-sandbox");
-        }
+        cmd.args(crate::common::sandbox_flags());
         let output = cmd
             .args(["serve", "--addr", "127.0.0.1:0", "--db", url])
             .env("REPLAYGROUND_LOG", "off")

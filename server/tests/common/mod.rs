@@ -171,6 +171,20 @@ pub(crate) fn real_sandbox() -> Arc<dyn Sandbox> {
     }
 }
 
+/// The flags that let the `replayground` binary run the test's own programs: none with
+/// bubblewrap; `--unsafe-no-sandbox` without it, unless `cargo xtask test` requires the
+/// sandbox (then the test fails here).
+pub(crate) fn sandbox_flags() -> &'static [&'static str] {
+    if bwrap_installed() {
+        return &[];
+    }
+    assert!(
+        !sandbox_required(),
+        "bubblewrap (bwrap) is not installed and `cargo xtask test` requires it: run `cargo xtask setup`"
+    );
+    &["--unsafe-no-sandbox"]
+}
+
 /// Set by `cargo xtask test` (after `setup` installed bubblewrap): a test that needs the
 /// sandbox fails without one instead of skipping or running unsandboxed.
 pub(crate) fn sandbox_required() -> bool {
