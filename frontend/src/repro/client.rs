@@ -16,9 +16,9 @@ use wasm_bindgen::JsCast as _;
 use wasm_bindgen::closure::Closure;
 
 use super::draft::UploadedProject;
-use crate::api::error_from_body;
-use crate::sharing::{SHARE_URL, SHORT_LINK_PREFIX};
-use crate::socket::{PageSocket, SocketEvent, socket_url};
+use crate::client::socket::{PageSocket, SocketEvent, socket_url};
+use crate::playground::jobs::error_from_body;
+use crate::playground::sharing::{SHARE_URL, SHORT_LINK_PREFIX};
 
 /// Where archives are uploaded.
 pub const PROJECTS_URL: &str = "/api/projects";

@@ -16,8 +16,8 @@ use replayground_shared::text::group_thousands;
 use replayground_shared::trace::{Shape, Value, cut_repr};
 use replayground_shared::{StateTree, Stop, Trace, ValueId};
 
-use crate::stop_view::call_stack;
-use crate::syntax::push_escaped;
+use crate::playground::stop_view::call_stack;
+use crate::playground::syntax::push_escaped;
 
 /// Width of one character of the diagram's monospace text (13 px; style.css `.heap`).
 pub const CHAR_W: i32 = 8;
@@ -232,7 +232,7 @@ fn frames_at(tree: &StateTree, index: usize) -> (Vec<(u32, usize, String)>, usiz
             let title = if depth == 0 {
                 "Global frame".to_owned()
             } else {
-                crate::stop_view::function_label(&entry.function)
+                crate::playground::stop_view::function_label(&entry.function)
             };
             (entry.activation, entry.event, title)
         })
@@ -773,10 +773,10 @@ mod tests {
     use super::*;
 
     fn heap_tree() -> (StateTree, &'static str) {
-        let trace: Trace = serde_json::from_str(include_str!("../tests/fixtures/heap.json")).unwrap();
+        let trace: Trace = serde_json::from_str(include_str!("../../tests/fixtures/heap.json")).unwrap();
         (
             StateTree::new(trace).unwrap(),
-            include_str!("../tests/fixtures/heap.py"),
+            include_str!("../../tests/fixtures/heap.py"),
         )
     }
 
@@ -913,7 +913,7 @@ mod tests {
 
     #[test]
     fn a_deep_stack_keeps_the_module_and_the_innermost_frames() {
-        let trace: Trace = serde_json::from_str(include_str!("../tests/fixtures/deep.json")).unwrap();
+        let trace: Trace = serde_json::from_str(include_str!("../../tests/fixtures/deep.json")).unwrap();
         let tree = StateTree::new(trace).unwrap();
         // `down(0)` about to return: the module and 46 calls of down() on the stack.
         let bottom = tree.trace().events.iter().position(|e| e.line == 3).unwrap();
@@ -922,7 +922,7 @@ mod tests {
             Stop::Event(bottom),
             None,
             None,
-            include_str!("../tests/fixtures/deep.py"),
+            include_str!("../../tests/fixtures/deep.py"),
         );
         let titles: Vec<&str> = model.frames.iter().map(|f| f.title.as_str()).collect();
         assert_eq!(titles.len(), MAX_FRAMES + 1);

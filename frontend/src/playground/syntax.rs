@@ -1133,7 +1133,7 @@ else:
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        for example in crate::examples::EXAMPLES {
+        for example in crate::playground::examples::EXAMPLES {
             let mut doc = SyntaxDocument::new(example.code);
             let mut text = example.code.to_owned();
             for _ in 0..40 {

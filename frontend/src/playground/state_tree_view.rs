@@ -13,9 +13,9 @@ use replayground_shared::trace::cut_repr;
 use replayground_shared::{EventKind, StateTree, ValueId};
 use wasm_bindgen::JsCast;
 
-use crate::debugger::Session;
-use crate::stop_view::function_label;
-use crate::syntax::push_escaped;
+use crate::playground::debugger::Session;
+use crate::playground::stop_view::function_label;
+use crate::playground::syntax::push_escaped;
 
 /// Height of one row in pixels (matches `.tree-row` in style.css). Whole pixels: the
 /// styles are written with integer formatting (float formatting costs ~14 KB of wasm).

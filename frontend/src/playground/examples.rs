@@ -22,7 +22,7 @@ macro_rules! example {
             id: $id,
             title: $title,
             summary: $summary,
-            code: include_str!(concat!("../../static/examples/", $id, ".py")),
+            code: include_str!(concat!("../../../static/examples/", $id, ".py")),
             stdin: $stdin,
         }
     };
@@ -110,7 +110,7 @@ pub fn find(id: &str) -> Option<&'static Example> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::syntax::SyntaxDocument;
+    use crate::playground::syntax::SyntaxDocument;
 
     #[test]
     fn every_example_parses_and_is_commented() {

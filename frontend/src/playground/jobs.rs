@@ -11,8 +11,8 @@ use replayground_shared::protocol::{
 use replayground_shared::{Event, Frame, Outcome, State, StateTree, TraceError, Value};
 use serde::Serialize;
 
-use crate::socket::{PageSocket, SocketEvent, socket_url};
-use crate::wire::{WireMessage, required};
+use crate::client::socket::{PageSocket, SocketEvent, socket_url};
+use crate::client::wire::{WireMessage, required};
 use wasm_bindgen::JsCast;
 
 /// Where the page asks for a trace (same origin as the page).
@@ -54,7 +54,7 @@ pub async fn run_program(code: &str, stdin: &str) -> Result<StateTree, RunError>
     if !reply.ok {
         return Err(error_from_body(&reply.status_line(), &reply.body));
     }
-    let trace = crate::wire::trace_from_json(&reply.body).map_err(|e| RunError::Unreadable(e.to_string()))?;
+    let trace = crate::client::wire::trace_from_json(&reply.body).map_err(|e| RunError::Unreadable(e.to_string()))?;
     Ok(StateTree::new(trace)?)
 }
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::api::{error_from_body, fetch_text};
+use crate::playground::jobs::{error_from_body, fetch_text};
 
 /// Where the page stores a short link.
 pub const SHARE_URL: &str = "/api/share";
@@ -61,7 +61,12 @@ pub async fn encode_fragment(view: &PlaygroundView) -> Result<String, String> {
     let json = serde_json::to_string(view).map_err(|e| e.to_string())?;
     let packed = transform("CompressionStream", json.as_bytes(), usize::MAX)
         .await
-        .map_err(|e| format!("The browser could not compress the link ({})", crate::api::js_reason(e)))?;
+        .map_err(|e| {
+            format!(
+                "The browser could not compress the link ({})",
+                crate::playground::jobs::js_reason(e)
+            )
+        })?;
     Ok(fragment_of(&packed))
 }
 

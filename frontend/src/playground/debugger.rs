@@ -15,11 +15,11 @@ use replayground_shared::text::group_thousands;
 use replayground_shared::{Action, EventKind, Limit, Outcome, StateTree, Stop};
 use wasm_bindgen::JsCast;
 
-use crate::predict::{PredictMode, PredictPanel};
-use crate::state_tree_view::{StateTreeView, data_of, refocus};
-use crate::stop_view::{StopView, call_stack_html, function_label};
-use crate::syntax::push_escaped;
-use crate::values::{ObjectTags, changed_names, push_value_html, toggle_expanded};
+use crate::playground::predict::{PredictMode, PredictPanel};
+use crate::playground::state_tree_view::{StateTreeView, data_of, refocus};
+use crate::playground::stop_view::{StopView, call_stack_html, function_label};
+use crate::playground::syntax::push_escaped;
+use crate::playground::values::{ObjectTags, changed_names, push_value_html, toggle_expanded};
 
 /// One traced run: the code as it was run (the editor may change since), its state tree
 /// and where the debugger is in it.
@@ -194,7 +194,7 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
         let session = Arc::clone(&session);
         Memo::new(move |_| StopView::at(&session.tree, stop.get()))
     };
-    let neural = use_context::<crate::neural_view::NeuralMode>();
+    let neural = use_context::<crate::playground::neural_view::NeuralMode>();
     let act = {
         let session = Arc::clone(&session);
         Callback::new(move |action: Action| {
@@ -408,7 +408,7 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                     <button type="submit">"Go"</button>
                 </form>
             </div>
-            {move || goto_error.get().map(|e| crate::app::message("error", "alert", None, e))}
+            {move || goto_error.get().map(|e| crate::playground::app::message("error", "alert", None, e))}
             <div class="stop-status" aria-live="polite">
                 <p class="headline" data-testid="headline">
                     {stop_text(at_stop, |v| v.headline.clone())}
@@ -720,17 +720,17 @@ fn view_switch_html(diagram: bool) -> String {
 }
 
 /// Every frame on the stack and the objects they refer to, as an SVG diagram with arrows
-/// (see [`crate::heap`]).
+/// (see [`crate::playground::heap`]).
 pub fn heap_html(session: &Session, stop: Stop, previous: Option<Stop>, inspected: Option<u32>) -> String {
-    let model = crate::heap::HeapModel::at(&session.tree, stop, previous, inspected, &session.code);
+    let model = crate::playground::heap::HeapModel::at(&session.tree, stop, previous, inspected, &session.code);
     let mut out = String::from(r#"<h3 id="vars-heading">Frames and objects</h3>"#);
     if model.frames.is_empty() {
         out.push_str(r#"<p class="empty">Nothing ran.</p>"#);
         return out;
     }
-    let layout = crate::heap::Layout::of(&model);
+    let layout = crate::playground::heap::Layout::of(&model);
     out.push_str(r#"<div class="heap-scroll">"#);
-    out.push_str(&crate::heap::svg(&model, &layout));
+    out.push_str(&crate::playground::heap::svg(&model, &layout));
     out.push_str("</div>");
     out
 }
@@ -749,10 +749,10 @@ pub fn variables_html(
     let trace = tree.trace();
     // After the end, the module's last event holds the final globals.
     let at_end = stop == Stop::End;
-    let Some(index) = crate::heap::shown_event(tree, stop) else {
+    let Some(index) = crate::playground::heap::shown_event(tree, stop) else {
         return r#"<h3 id="vars-heading">Variables</h3><p class="empty">Nothing ran.</p>"#.to_owned();
     };
-    let stack = crate::stop_view::call_stack(tree, index);
+    let stack = crate::playground::stop_view::call_stack(tree, index);
     let entry = inspected
         .and_then(|a| stack.iter().find(|e| e.activation == a))
         .or(stack.last());
@@ -870,17 +870,17 @@ mod tests {
 
     #[test]
     fn a_run_that_raised_is_looked_at_where_it_raised() {
-        let raised = fixture(include_str!("../tests/fixtures/average.json"));
+        let raised = fixture(include_str!("../../tests/fixtures/average.json"));
         // The raise inside average(), not the module's re-raise after it.
         assert_eq!(error_stop(&raised), Some(5));
         assert_eq!(
-            crate::state_tree_view::activation_label(&raised, 1),
+            crate::playground::state_tree_view::activation_label(&raised, 1),
             "average(xs=[]) raised ZeroDivisionError('division by zero')"
         );
-        let finished = fixture(include_str!("../tests/fixtures/double.json"));
+        let finished = fixture(include_str!("../../tests/fixtures/double.json"));
         assert_eq!(error_stop(&finished), None);
         assert_eq!(
-            crate::state_tree_view::activation_label(&finished, 1),
+            crate::playground::state_tree_view::activation_label(&finished, 1),
             "double(x=2) → 4"
         );
     }
@@ -988,7 +988,7 @@ mod tests {
             "too few rounds to be the reason"
         );
         assert_eq!(
-            loop_hint(&fixture(include_str!("../tests/fixtures/double.json")), code),
+            loop_hint(&fixture(include_str!("../../tests/fixtures/double.json")), code),
             None
         );
         assert!(uses_name("while i < n:", "i") && !uses_name("while items:", "i"));
@@ -997,8 +997,8 @@ mod tests {
     #[test]
     fn after_the_end_the_final_globals_stay_visible() {
         let session = Session::new(
-            include_str!("../tests/fixtures/double.py").to_owned(),
-            fixture(include_str!("../tests/fixtures/double.json")),
+            include_str!("../../tests/fixtures/double.py").to_owned(),
+            fixture(include_str!("../../tests/fixtures/double.json")),
         );
         let html = variables_html(&session, Stop::End, None, None, &HashSet::new());
         assert!(html.contains("Globals at the end"), "{html}");
