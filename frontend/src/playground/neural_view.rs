@@ -13,6 +13,7 @@ use replayground_shared::protocol::PredictRequest;
 use replayground_shared::{Action, State, StopKind, Vars};
 use replayground_shared::{StateTree, Stop};
 
+use crate::client::http::RunError;
 use crate::playground::debugger::Session;
 use crate::playground::jobs::{self, CancelRun, PredictEnd, PredictProgress};
 use crate::playground::stop_view::describe_state;
@@ -208,7 +209,7 @@ pub fn NeuralPanel(
             })
             .await;
             // A newer step took over: its panel stays.
-            if matches!(result, Err(jobs::RunError::Cancelled)) || cancel.is_cancelled() {
+            if matches!(result, Err(RunError::Cancelled)) || cancel.is_cancelled() {
                 return;
             }
             panel.update(|p| p.result = Some(result.map_err(|e| e.to_string())));
