@@ -773,10 +773,10 @@ mod tests {
     use super::*;
 
     fn heap_tree() -> (StateTree, &'static str) {
-        let trace: Trace = serde_json::from_str(include_str!("../../tests/fixtures/heap.json")).unwrap();
+        let trace: Trace = serde_json::from_str(include_str!("../../../tests/fixtures/heap.json")).unwrap();
         (
             StateTree::new(trace).unwrap(),
-            include_str!("../../tests/fixtures/heap.py"),
+            include_str!("../../../tests/fixtures/heap.py"),
         )
     }
 
@@ -913,7 +913,7 @@ mod tests {
 
     #[test]
     fn a_deep_stack_keeps_the_module_and_the_innermost_frames() {
-        let trace: Trace = serde_json::from_str(include_str!("../../tests/fixtures/deep.json")).unwrap();
+        let trace: Trace = serde_json::from_str(include_str!("../../../tests/fixtures/deep.json")).unwrap();
         let tree = StateTree::new(trace).unwrap();
         // `down(0)` about to return: the module and 46 calls of down() on the stack.
         let bottom = tree.trace().events.iter().position(|e| e.line == 3).unwrap();
@@ -922,7 +922,7 @@ mod tests {
             Stop::Event(bottom),
             None,
             None,
-            include_str!("../../tests/fixtures/deep.py"),
+            include_str!("../../../tests/fixtures/deep.py"),
         );
         let titles: Vec<&str> = model.frames.iter().map(|f| f.title.as_str()).collect();
         assert_eq!(titles.len(), MAX_FRAMES + 1);
