@@ -728,9 +728,9 @@ pub fn heap_html(session: &Session, stop: Stop, previous: Option<Stop>, inspecte
         out.push_str(r#"<p class="empty">Nothing ran.</p>"#);
         return out;
     }
-    let layout = crate::playground::heap::Layout::of(&model);
+    let layout = crate::playground::heap::layout::Layout::of(&model);
     out.push_str(r#"<div class="heap-scroll">"#);
-    out.push_str(&crate::playground::heap::svg(&model, &layout));
+    out.push_str(&crate::playground::heap::svg::svg(&model, &layout));
     out.push_str("</div>");
     out
 }
