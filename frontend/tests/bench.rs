@@ -8,9 +8,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use replayground_frontend::playground::debugger::{DebuggerPanel, Session};
+use replayground_frontend::playground::debugger::DebuggerPanel;
 use replayground_frontend::playground::editor::{lines_html, patch_lines};
 use replayground_frontend::playground::examples::EXAMPLES;
+use replayground_frontend::playground::session::Session;
 use replayground_frontend::playground::syntax::{SyntaxDocument, single_edit};
 use replayground_shared::trace::{Binding, Frame, Shape, Value};
 use replayground_shared::{Event, EventKind, Outcome, StateTree, Stop, Trace};

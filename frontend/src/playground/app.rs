@@ -12,17 +12,16 @@ use replayground_shared::Action;
 use replayground_shared::share::PlaygroundView;
 use replayground_shared::text::group_thousands;
 
-use crate::playground::debugger::{
-    ADVANCED_KEY, Advanced, DebuggerPanel, Presenting, Session, is_typing_target, timeline_position, when,
-};
+use crate::playground::debugger::{DebuggerPanel, timeline_position};
 use crate::playground::editor::{CodeEditor, Outline, ProblemList};
 use crate::playground::examples::{EXAMPLES, Example};
 use crate::playground::jobs;
 use crate::playground::neural_view::{NeuralMode, NeuralPanel};
 use crate::playground::predict::{PREDICT_QUERY, PredictMode, asks_for_predict_mode};
+use crate::playground::session::{ADVANCED_KEY, Advanced, Presenting, Session};
 use crate::playground::sharing::{self, LinkTarget};
-use crate::playground::state_tree_view::data_of;
 use crate::playground::syntax::{Analysis, push_escaped};
+use crate::playground::ui::{data_of, is_typing_target, message, when};
 use crate::theme::{local_storage, stored_flag, use_theme};
 
 /// The program the editor starts with: a call, a loop, output and input, in a few lines.
@@ -633,17 +632,6 @@ fn gallery_html() -> String {
         out.push_str("</span></button></li>");
     }
     out
-}
-
-/// A one-line message paragraph: every message of the page renders through this one view
-/// type, so Leptos compiles it once.
-pub(crate) fn message(
-    class: &'static str,
-    role: &'static str,
-    test_id: Option<&'static str>,
-    text: String,
-) -> impl IntoView {
-    view! { <p class=class role=role data-testid=test_id>{text}</p> }
 }
 
 /// Before the first run: how to start, and the examples as cards.

@@ -16,38 +16,12 @@ use replayground_shared::{Action, EventKind, Limit, Outcome, StateTree, Stop};
 use wasm_bindgen::JsCast;
 
 use crate::playground::predict::{PredictMode, PredictPanel};
-use crate::playground::state_tree_view::{StateTreeView, data_of, refocus};
+use crate::playground::session::{ADVANCED_KEY, Advanced, Presenting, Session};
+use crate::playground::state_tree_view::StateTreeView;
 use crate::playground::stop_view::{StopView, call_stack_html, function_label};
 use crate::playground::syntax::push_escaped;
+use crate::playground::ui::{data_of, is_typing_target, message, refocus, when};
 use crate::playground::values::{ObjectTags, changed_names, push_value_html, toggle_expanded};
-
-/// One traced run: the code as it was run (the editor may change since), its state tree
-/// and where the debugger is in it.
-#[derive(Debug)]
-pub struct Session {
-    pub code: String,
-    pub tree: StateTree,
-    /// The stop belongs to its run: a stop shared by every run let a new run's event index
-    /// reach the still-mounted panel of the previous (shorter, or empty) trace and panic.
-    pub stop: ArcRwSignal<Stop>,
-}
-
-impl Session {
-    /// A run stopped where pdb first stops.
-    pub fn new(code: String, tree: StateTree) -> Self {
-        let stop = ArcRwSignal::new(tree.initial_stop());
-        Self { code, tree, stop }
-    }
-}
-
-/// Whether the page is in presentation mode (arrow keys step too).
-#[derive(Debug, Clone, Copy)]
-pub struct Presenting(pub RwSignal<bool>);
-
-/// Whether the "Advanced" controls are shown: pdb's commands and neural mode. Beginners
-/// get Prev and Next until they open it; the choice is remembered.
-#[derive(Debug, Clone, Copy)]
-pub struct Advanced(pub RwSignal<bool>);
 
 /// Where the choice of the variables' view (table or heap diagram) is remembered.
 const HEAP_VIEW_KEY: &str = "replayground-heap-diagram";
@@ -408,7 +382,7 @@ pub fn DebuggerPanel(session: Arc<Session>, breakpoints: RwSignal<BTreeSet<u32>>
                     <button type="submit">"Go"</button>
                 </form>
             </div>
-            {move || goto_error.get().map(|e| crate::playground::app::message("error", "alert", None, e))}
+            {move || goto_error.get().map(|e| message("error", "alert", None, e))}
             <div class="stop-status" aria-live="polite">
                 <p class="headline" data-testid="headline">
                     {stop_text(at_stop, |v| v.headline.clone())}
@@ -707,9 +681,6 @@ fn key_cap(shortcut: &str) -> String {
     }
 }
 
-/// Where the choice of simple or advanced controls is remembered.
-pub const ADVANCED_KEY: &str = "replayground-advanced";
-
 /// The switch between the variables table and the heap diagram (`data-heap-view` for the
 /// section's click handler).
 fn view_switch_html(diagram: bool) -> String {
@@ -813,17 +784,6 @@ fn stop_text(at_stop: Memo<StopView>, field: fn(&StopView) -> String) -> impl Fn
     move || at_stop.with(field)
 }
 
-/// `view` while `condition` holds, as `<Show>` renders it (the condition memoised, so the
-/// view is built when it turns true, not on every change) without `<Show>`'s type-erased
-/// children, which cost the wasm bundle a copy of Leptos's `AnyView` code per use.
-pub fn when<V: IntoView>(
-    condition: impl Fn() -> bool + Send + Sync + 'static,
-    view: impl Fn() -> V + Send + Sync + 'static,
-) -> impl Fn() -> Option<V> + Send + Sync + 'static {
-    let shown = Memo::new(move |_| condition());
-    move || shown.get().then(&view)
-}
-
 /// A yes/no of the stop's view as a reactive closure (one closure type, as [`stop_text`]).
 fn stop_flag(at_stop: Memo<StopView>, field: fn(&StopView) -> bool) -> impl Fn() -> bool + Copy + Send + Sync {
     move || at_stop.with(field)
@@ -832,16 +792,6 @@ fn stop_flag(at_stop: Memo<StopView>, field: fn(&StopView) -> bool) -> impl Fn()
 /// Finished and `sys.exit(0)` are normal ends; everything else deserves attention.
 fn outcome_is_normal(outcome: &Outcome) -> bool {
     matches!(outcome, Outcome::Finished | Outcome::Exited { code: 0 })
-}
-
-/// Letters typed into the editor or the input box are text, not debugger commands.
-pub fn is_typing_target(target: Option<web_sys::EventTarget>) -> bool {
-    target
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|element| {
-            matches!(element.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT")
-                || element.closest("[contenteditable]").ok().flatten().is_some()
-        })
 }
 
 #[cfg(test)]

@@ -507,7 +507,7 @@ pub fn outline_html(analysis: &Analysis) -> String {
 
 /// A click on a `data-offset` button of the outline or the error list: caret there.
 fn reveal_clicked(ev: &web_sys::MouseEvent, textarea: NodeRef<Textarea>) {
-    let offset = crate::playground::state_tree_view::data_of(ev, "data-offset").and_then(|o| o.parse().ok());
+    let offset = crate::playground::ui::data_of(ev, "data-offset").and_then(|o| o.parse().ok());
     if let (Some(area), Some(offset)) = (textarea.get_untracked(), offset) {
         reveal(&area, offset);
     }
@@ -547,7 +547,7 @@ pub fn Outline(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> imp
                 inner_html=move || analysis.with(outline_html)
                 on:click=move |ev| reveal_clicked(&ev, textarea)
             ></ul>
-            {crate::playground::debugger::when(
+            {crate::playground::ui::when(
                 move || analysis.with(|a| a.outline.is_empty()),
                 || view! { <p class="empty">"No classes or functions yet."</p> },
             )}

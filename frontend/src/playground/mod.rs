@@ -11,10 +11,12 @@ pub mod heap;
 pub mod jobs;
 pub mod neural_view;
 pub mod predict;
+pub mod session;
 pub mod sharing;
 pub mod state_tree_view;
 pub mod stop_view;
 pub mod syntax;
+pub mod ui;
 pub mod values;
 
 pub use app::App;

@@ -14,8 +14,8 @@ use replayground_shared::{Action, State, StopKind, Vars};
 use replayground_shared::{StateTree, Stop};
 
 use crate::client::http::RunError;
-use crate::playground::debugger::Session;
 use crate::playground::jobs::{self, CancelRun, PredictEnd, PredictProgress};
+use crate::playground::session::Session;
 use crate::playground::stop_view::describe_state;
 use crate::playground::syntax::push_escaped;
 
@@ -249,7 +249,7 @@ pub fn NeuralPanel(
                 " "
                 <kbd aria-hidden="true">"m"</kbd>
             </button>
-            {crate::playground::debugger::when(
+            {crate::playground::ui::when(
                 move || mode.on.get(),
                 move || {
                     view! {

@@ -12,12 +12,12 @@ use leptos::task::spawn_local;
 use replayground_shared::protocol::PredictRequest;
 use replayground_shared::{Action, State, Stop};
 
-use crate::playground::debugger::Session;
 use crate::playground::jobs::{self, CancelRun};
 use crate::playground::neural_view::{NeuralMode, shown};
-use crate::playground::state_tree_view::data_of;
+use crate::playground::session::Session;
 use crate::playground::stop_view::describe_state;
 use crate::playground::syntax::push_escaped;
+use crate::playground::ui::data_of;
 
 /// The query of a link that opens the playground in predict mode (`/?predict#v1.…`,
 /// `/s/{id}?predict`): the view's format is unchanged, so old links open as before.

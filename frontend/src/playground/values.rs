@@ -191,7 +191,7 @@ fn expansion_key(value: &replayground_shared::trace::Value, path: &str) -> Strin
 /// the other names bound to the same object follow it at once.
 #[allow(clippy::implicit_hasher)] // the page's own set, default hasher
 pub fn toggle_expanded(ev: &web_sys::Event, expanded: &mut HashSet<String>) {
-    let Some(key) = crate::playground::state_tree_view::data_of(ev, "data-path") else {
+    let Some(key) = crate::playground::ui::data_of(ev, "data-path") else {
         return;
     };
     let open = !expanded.remove(&key);
