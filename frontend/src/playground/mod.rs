@@ -4,12 +4,14 @@
 //! backwards. Built as the `app` wasm bundle (`src/main.rs`).
 
 pub mod app;
+pub mod controls;
 pub mod debugger;
 pub mod editor;
 pub mod examples;
 pub mod heap;
 pub mod jobs;
 pub mod neural_view;
+pub mod outcome;
 pub mod predict;
 pub mod session;
 pub mod sharing;
