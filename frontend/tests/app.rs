@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use replayground_frontend::App;
-use replayground_frontend::app::EXAMPLE_PROGRAM;
-use replayground_frontend::debugger::{DebuggerPanel, Session};
-use replayground_frontend::stop_view::describe_state;
-use replayground_frontend::syntax::SyntaxDocument;
+use replayground_frontend::playground::app::EXAMPLE_PROGRAM;
+use replayground_frontend::playground::debugger::DebuggerPanel;
+use replayground_frontend::playground::session::Session;
+use replayground_frontend::playground::stop_view::describe_state;
+use replayground_frontend::playground::syntax::SyntaxDocument;
 use replayground_shared::{StateTree, Stop, Trace};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -257,7 +258,7 @@ fn states_read_as_sentences() {
 
 #[wasm_bindgen_test]
 async fn share_links_use_the_browsers_deflate_in_shared_shares_format() {
-    use replayground_frontend::sharing::{decode_fragment, encode_fragment};
+    use replayground_frontend::playground::sharing::{decode_fragment, encode_fragment};
     use replayground_shared::share::{self, PlaygroundView};
     let view = PlaygroundView {
         code: "def f(x):\n    return x * 2\n\nprint(f(21))\n".repeat(10),

@@ -8,10 +8,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use replayground_frontend::debugger::{DebuggerPanel, Session};
-use replayground_frontend::editor::{lines_html, patch_lines};
-use replayground_frontend::examples::EXAMPLES;
-use replayground_frontend::syntax::{SyntaxDocument, single_edit};
+use replayground_frontend::playground::debugger::DebuggerPanel;
+use replayground_frontend::playground::editor::{lines_html, patch_lines};
+use replayground_frontend::playground::examples::EXAMPLES;
+use replayground_frontend::playground::session::Session;
+use replayground_frontend::playground::syntax::{SyntaxDocument, single_edit};
 use replayground_shared::trace::{Binding, Frame, Shape, Value};
 use replayground_shared::{Event, EventKind, Outcome, StateTree, Stop, Trace};
 use wasm_bindgen::JsCast;

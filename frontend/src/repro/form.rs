@@ -6,8 +6,8 @@ use leptos::task::spawn_local;
 use replayground_shared::repro::MAX_PROJECT_ARCHIVE_BYTES;
 use wasm_bindgen::JsCast as _;
 
-use super::client;
 use super::draft::{Draft, Field, FieldError, Mode, Snippet, check_archive};
+use super::jobs;
 
 /// The project upload, while it happens.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,7 +147,7 @@ pub fn ReportForm(
         });
         spawn_local(async move {
             let progress_name = name.clone();
-            let result = client::upload_project(file, move |fraction| {
+            let result = jobs::upload_project(file, move |fraction| {
                 upload.set(Upload::Sending {
                     name: progress_name.clone(),
                     fraction,

@@ -3,13 +3,13 @@
 //! downloaded, opened in the debugger or stored as a link. Built as its own wasm bundle
 //! (`src/bin/repro.rs`): nothing here uses tree-sitter, so the page stays small.
 
-pub mod client;
 pub mod code;
 pub mod diff;
 pub mod draft;
 pub mod environment;
 pub mod form;
 pub mod highlight;
+pub mod jobs;
 pub mod live;
 pub mod run;
 
@@ -19,9 +19,9 @@ use leptos::task::spawn_local;
 use replayground_shared::repro::{BugReport, ReproRequest};
 use wasm_bindgen::JsCast as _;
 
-use self::client::{PageTarget, RunControl, RunEnd};
 use self::draft::{DRAFT_KEY, Draft, Snippet};
 use self::form::{ReportForm, Upload};
+use self::jobs::{PageTarget, RunControl, RunEnd};
 use self::live::LiveView;
 use self::run::RunState;
 use crate::theme::{local_storage, use_theme};
@@ -136,7 +136,7 @@ impl ReproPage {
         self.control.set_value(Some(control.clone()));
         let run = self.run;
         spawn_local(async move {
-            let end = client::run_agent(request, &control, move |event| run.update(|s| s.apply(event))).await;
+            let end = jobs::run_agent(request, &control, move |event| run.update(|s| s.apply(event))).await;
             self.control.set_value(None);
             match end {
                 RunEnd::Finished | RunEnd::Failed => {}
@@ -185,7 +185,7 @@ impl ReproPage {
         let transcript = self.run.with_untracked(|s| s.transcript(report));
         self.share_link.set(None);
         spawn_local(async move {
-            self.share_link.set(Some(client::share(&transcript).await));
+            self.share_link.set(Some(jobs::share(&transcript).await));
         });
     }
 
@@ -225,7 +225,7 @@ impl ReproPage {
     fn open_stored(self, id: String) {
         self.stored.set(Some(id.clone()));
         spawn_local(async move {
-            match client::load(&id).await {
+            match jobs::load(&id).await {
                 Ok(transcript) => {
                     self.run.set(RunState::replay(&transcript.events));
                     self.run_report.set(Some(transcript.report));
@@ -253,7 +253,7 @@ pub fn ReproApp() -> impl IntoView {
     });
 
     let location = window().location();
-    if let PageTarget::Stored(id) = client::page_target(
+    if let PageTarget::Stored(id) = jobs::page_target(
         &location.pathname().unwrap_or_default(),
         &location.search().unwrap_or_default(),
     ) {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use replayground_shared::state_tree::TreeChild;
 use replayground_shared::{State, StateTree, Stop, StopKind};
 
-use crate::syntax::push_escaped;
+use crate::playground::syntax::push_escaped;
 
 /// Everything the debugger panel shows at a stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,7 +177,7 @@ mod tests {
     use super::*;
 
     fn example() -> StateTree {
-        let trace: Trace = serde_json::from_str(include_str!("../tests/fixtures/double.json")).unwrap();
+        let trace: Trace = serde_json::from_str(include_str!("../../tests/fixtures/double.json")).unwrap();
         StateTree::new(trace).unwrap()
     }
 

@@ -8,7 +8,7 @@ use replayground_shared::trace::{Binding, Shape};
 use replayground_shared::{Trace, ValueId};
 use wasm_bindgen::JsCast as _;
 
-use crate::syntax::push_escaped;
+use crate::playground::syntax::push_escaped;
 
 /// Reprs longer than this are cut in the one-line summaries.
 const SUMMARY_CHARS: usize = 120;
@@ -114,8 +114,8 @@ pub fn push_value_html(
             let _ = write!(out, r#"<code class="val type-{type_class}" title=""#);
             push_escaped(out, &value.type_name);
             out.push_str("\">");
-            let text = if value.shape.is_scalar() && crate::heap::is_heap(value) {
-                crate::heap::short_form(value, code)
+            let text = if value.shape.is_scalar() && crate::playground::heap::is_heap(value) {
+                crate::playground::heap::short_form(value, code)
             } else {
                 cut(&value.repr, SUMMARY_CHARS)
             };
@@ -191,7 +191,7 @@ fn expansion_key(value: &replayground_shared::trace::Value, path: &str) -> Strin
 /// the other names bound to the same object follow it at once.
 #[allow(clippy::implicit_hasher)] // the page's own set, default hasher
 pub fn toggle_expanded(ev: &web_sys::Event, expanded: &mut HashSet<String>) {
-    let Some(key) = crate::state_tree_view::data_of(ev, "data-path") else {
+    let Some(key) = crate::playground::ui::data_of(ev, "data-path") else {
         return;
     };
     let open = !expanded.remove(&key);

@@ -1,6 +1,6 @@
-//! The reproduction page's conversations with the server: the agent's events over the
-//! WebSocket (`repro` job), the project upload with its progress, and stored
-//! reproductions through the share API.
+//! The reproduction page's work on the server: the agent's events over the WebSocket
+//! (`repro` job), the project upload with its progress, and stored reproductions through
+//! the share store ([`crate::client::share`]).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -8,17 +8,16 @@ use std::rc::Rc;
 use futures::StreamExt as _;
 use futures::channel::mpsc::UnboundedSender;
 use futures::channel::oneshot;
-use gloo_net::http::Request;
-use replayground_shared::protocol::{ClientMessage, ShareCreated, ShareKind, ShareRequest, SharedItem};
+use replayground_shared::protocol::{ClientMessage, ShareKind, SharedItem};
 use replayground_shared::repro::{AgentEvent, ReproRequest, ReproTranscript};
 use serde::Deserialize;
 use wasm_bindgen::JsCast as _;
 use wasm_bindgen::closure::Closure;
 
 use super::draft::UploadedProject;
-use crate::api::error_from_body;
-use crate::sharing::{SHARE_URL, SHORT_LINK_PREFIX};
-use crate::socket::{PageSocket, SocketEvent, socket_url};
+use crate::client::http::error_from_body;
+use crate::client::share::{self, SHORT_LINK_PREFIX, StoreError};
+use crate::client::socket::{PageSocket, SocketEvent, socket_url};
 
 /// Where archives are uploaded.
 pub const PROJECTS_URL: &str = "/api/projects";
@@ -244,55 +243,26 @@ pub async fn upload_project(
 
 /// Stores a reproduction; answers the absolute `/s/{id}` link.
 pub async fn share(transcript: &ReproTranscript) -> Result<String, String> {
-    let payload = serde_json::to_value(transcript).map_err(|e| e.to_string())?;
-    let request = ShareRequest {
-        kind: ShareKind::Repro,
-        payload,
-    };
-    let response = Request::post(SHARE_URL)
-        .json(&request)
-        .map_err(|e| e.to_string())?
-        .send()
-        .await
-        .map_err(|e| format!("Could not reach the server ({e}); try Share again."))?;
-    if !response.ok() {
-        let body = response.text().await.unwrap_or_default();
-        return Err(format!(
-            "The server did not store the reproduction: {}",
-            error_from_body(&response.status().to_string(), &body)
-        ));
-    }
-    let created: ShareCreated = response
-        .json()
-        .await
-        .map_err(|e| format!("The server's answer is not a share link ({e})."))?;
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
-    Ok(if created.url.starts_with('/') {
-        format!("{origin}{}", created.url)
-    } else {
-        created.url
-    })
+    share::store(ShareKind::Repro, transcript, &origin)
+        .await
+        .map_err(|e| match e {
+            StoreError::Unwritable(e) => e.to_string(),
+            StoreError::Unreachable(e) => format!("Could not reach the server ({e}); try Share again."),
+            StoreError::Refused(e) => format!("The server did not store the reproduction: {e}"),
+            StoreError::NotALink(e) => format!("The server's answer is not a share link ({e})."),
+        })
 }
 
 /// Fetches a stored reproduction.
 pub async fn load(id: &str) -> Result<ReproTranscript, String> {
     let failed =
         |why: String| format!("This reproduction link cannot be opened: {why}. The form below starts a new one.");
-    let response = Request::get(&format!("{SHARE_URL}/{id}"))
-        .send()
-        .await
-        .map_err(|e| failed(format!("the server could not be reached ({e})")))?;
-    if !response.ok() {
-        let body = response.text().await.unwrap_or_default();
-        let why = error_from_body(&response.status().to_string(), &body).to_string();
-        return Err(failed(why.trim_end_matches('.').to_owned()));
-    }
-    let item: SharedItem = response
-        .json()
-        .await
-        .map_err(|e| failed(format!("the server's answer is not a share ({e})")))?;
+    let body = share::fetch(id).await.map_err(failed)?;
+    let item: SharedItem =
+        serde_json::from_str(&body).map_err(|e| failed(format!("the server's answer is not a share ({e})")))?;
     if item.kind != ShareKind::Repro {
         return Err(failed(format!(
             "it holds a {} share; open it at /s/{id} in the playground",

@@ -12,12 +12,12 @@ use leptos::task::spawn_local;
 use replayground_shared::protocol::PredictRequest;
 use replayground_shared::{Action, State, Stop};
 
-use crate::api::{self, CancelRun};
-use crate::debugger::Session;
-use crate::neural_view::{NeuralMode, shown};
-use crate::state_tree_view::data_of;
-use crate::stop_view::describe_state;
-use crate::syntax::push_escaped;
+use crate::playground::jobs::{self, CancelRun};
+use crate::playground::neural_view::{NeuralMode, shown};
+use crate::playground::session::Session;
+use crate::playground::stop_view::describe_state;
+use crate::playground::syntax::push_escaped;
+use crate::playground::ui::data_of;
 
 /// The query of a link that opens the playground in predict mode (`/?predict#v1.…`,
 /// `/s/{id}?predict`): the view's format is unchanged, so old links open as before.
@@ -408,7 +408,7 @@ pub fn PredictPanel(
             breakpoints: Vec::new(),
         };
         spawn_local(async move {
-            let answer = match api::predict_streaming(request, &cancel, &|_| {}).await {
+            let answer = match jobs::predict_streaming(request, &cancel, &|_| {}).await {
                 _ if cancel.is_cancelled() => return,
                 Ok(end) => ModelAnswer::Answered(end.predictions.into_iter().next().and_then(|p| p.state)),
                 Err(e) => ModelAnswer::Unavailable(e.to_string()),

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlTextAreaElement;
 
-use crate::syntax::{Analysis, Changes, SyntaxDocument, push_escaped, utf16_offset};
+use crate::playground::syntax::{Analysis, Changes, SyntaxDocument, push_escaped, utf16_offset};
 
 /// Spaces per indentation level (PEP 8).
 pub const INDENT: usize = 4;
@@ -507,7 +507,7 @@ pub fn outline_html(analysis: &Analysis) -> String {
 
 /// A click on a `data-offset` button of the outline or the error list: caret there.
 fn reveal_clicked(ev: &web_sys::MouseEvent, textarea: NodeRef<Textarea>) {
-    let offset = crate::state_tree_view::data_of(ev, "data-offset").and_then(|o| o.parse().ok());
+    let offset = crate::playground::ui::data_of(ev, "data-offset").and_then(|o| o.parse().ok());
     if let (Some(area), Some(offset)) = (textarea.get_untracked(), offset) {
         reveal(&area, offset);
     }
@@ -547,7 +547,7 @@ pub fn Outline(analysis: RwSignal<Analysis>, textarea: NodeRef<Textarea>) -> imp
                 inner_html=move || analysis.with(outline_html)
                 on:click=move |ev| reveal_clicked(&ev, textarea)
             ></ul>
-            {crate::debugger::when(
+            {crate::playground::ui::when(
                 move || analysis.with(|a| a.outline.is_empty()),
                 || view! { <p class="empty">"No classes or functions yet."</p> },
             )}

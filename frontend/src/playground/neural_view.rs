@@ -13,10 +13,11 @@ use replayground_shared::protocol::PredictRequest;
 use replayground_shared::{Action, State, StopKind, Vars};
 use replayground_shared::{StateTree, Stop};
 
-use crate::api::{self, CancelRun, PredictEnd, PredictProgress};
-use crate::debugger::Session;
-use crate::stop_view::describe_state;
-use crate::syntax::push_escaped;
+use crate::client::http::RunError;
+use crate::playground::jobs::{self, CancelRun, PredictEnd, PredictProgress};
+use crate::playground::session::Session;
+use crate::playground::stop_view::describe_state;
+use crate::playground::syntax::push_escaped;
 
 /// Candidates sampled for a reverse action.
 pub const REVERSE_SAMPLES: u32 = 3;
@@ -198,7 +199,7 @@ pub fn NeuralPanel(
             breakpoints: breakpoints.get_untracked().into_iter().collect(),
         };
         spawn_local(async move {
-            let result = api::predict_streaming(request, &cancel, &|progress| match progress {
+            let result = jobs::predict_streaming(request, &cancel, &|progress| match progress {
                 PredictProgress::Model(model) => panel.update(|p| p.model = model),
                 PredictProgress::Token(sample, text) => panel.update(|p| {
                     if let Some(t) = p.tokens.get_mut(sample as usize) {
@@ -208,7 +209,7 @@ pub fn NeuralPanel(
             })
             .await;
             // A newer step took over: its panel stays.
-            if matches!(result, Err(api::RunError::Cancelled)) || cancel.is_cancelled() {
+            if matches!(result, Err(RunError::Cancelled)) || cancel.is_cancelled() {
                 return;
             }
             panel.update(|p| p.result = Some(result.map_err(|e| e.to_string())));
@@ -248,7 +249,7 @@ pub fn NeuralPanel(
                 " "
                 <kbd aria-hidden="true">"m"</kbd>
             </button>
-            {crate::debugger::when(
+            {crate::playground::ui::when(
                 move || mode.on.get(),
                 move || {
                     view! {

@@ -3,18 +3,14 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use replayground_shared::protocol::{ShareCreated, ShareKind};
+use replayground_shared::protocol::ShareKind;
 use replayground_shared::share::{PlaygroundView, ShareLinkError};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::api::{error_from_body, fetch_text};
-
-/// Where the page stores a short link.
-pub const SHARE_URL: &str = "/api/share";
-/// The path prefix of a short link.
-pub const SHORT_LINK_PREFIX: &str = "/s/";
+use crate::client::http::js_reason;
+use crate::client::share::{self, SHORT_LINK_PREFIX, StoreError};
 
 /// What the page was asked to open when it loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +57,7 @@ pub async fn encode_fragment(view: &PlaygroundView) -> Result<String, String> {
     let json = serde_json::to_string(view).map_err(|e| e.to_string())?;
     let packed = transform("CompressionStream", json.as_bytes(), usize::MAX)
         .await
-        .map_err(|e| format!("The browser could not compress the link ({})", crate::api::js_reason(e)))?;
+        .map_err(|e| format!("The browser could not compress the link ({})", js_reason(e)))?;
     Ok(fragment_of(&packed))
 }
 
@@ -115,14 +111,6 @@ async fn transform(class: &str, bytes: &[u8], limit: usize) -> Result<Vec<u8>, J
     }
 }
 
-/// The body of `POST /api/share` for a playground view: the shared `ShareRequest` on the
-/// wire, written without going through `serde_json::Value` (smaller wasm).
-#[derive(Debug, Serialize)]
-struct ShareBody<'a> {
-    kind: ShareKind,
-    payload: &'a PlaygroundView,
-}
-
 /// The kind of a `GET /api/share/{id}` answer (a `SharedItem`), read before its payload.
 #[derive(Debug, Deserialize)]
 struct ItemKind {
@@ -137,45 +125,26 @@ struct PlaygroundItem {
 
 /// Stores `view` on the server; answers the absolute short link.
 pub async fn create_short_link(origin: &str, view: &PlaygroundView) -> Result<String, String> {
-    let body = serde_json::to_string(&ShareBody {
-        kind: ShareKind::Playground,
-        payload: view,
-    })
-    .map_err(|e| e.to_string())?;
-    let reply = fetch_text("POST", SHARE_URL, Some(&body))
+    share::store(ShareKind::Playground, view, origin)
         .await
-        .map_err(|e| format!("Could not reach the server ({e}); the long link above still works."))?;
-    if !reply.ok {
-        return Err(format!(
-            "The server did not store the link: {}. The long link above still works.",
-            error_from_body(&reply.status.to_string(), &reply.body)
-        ));
-    }
-    let created: ShareCreated =
-        serde_json::from_str(&reply.body).map_err(|e| format!("The server's answer is not a share link ({e})."))?;
-    Ok(if created.url.starts_with('/') {
-        format!("{origin}{}", created.url)
-    } else {
-        created.url
-    })
+        .map_err(|e| match e {
+            StoreError::Unwritable(e) => e.to_string(),
+            StoreError::Unreachable(e) => {
+                format!("Could not reach the server ({e}); the long link above still works.")
+            }
+            StoreError::Refused(e) => {
+                format!("The server did not store the link: {e}. The long link above still works.")
+            }
+            StoreError::NotALink(e) => format!("The server's answer is not a share link ({e})."),
+        })
 }
 
 /// Fetches the view behind a short link.
 pub async fn load_short_link(id: &str) -> Result<PlaygroundView, String> {
     let failed =
         |why: String| format!("This short link cannot be opened: {why}. The editor shows the example program instead.");
-    let reply = fetch_text("GET", &format!("{SHARE_URL}/{id}"), None)
-        .await
-        .map_err(|e| failed(format!("the server could not be reached ({e})")))?;
-    if !reply.ok {
-        return Err(failed(
-            error_from_body(&reply.status.to_string(), &reply.body)
-                .to_string()
-                .trim_end_matches('.')
-                .to_owned(),
-        ));
-    }
-    read_shared_view(&reply.body).map_err(failed)
+    let body = share::fetch(id).await.map_err(failed)?;
+    read_shared_view(&body).map_err(failed)
 }
 
 /// The playground view in a `GET /api/share/{id}` answer, or why there is none.
@@ -208,20 +177,6 @@ mod tests {
             breakpoints: vec![1],
             step: Some(2),
         }
-    }
-
-    #[test]
-    fn the_share_body_is_the_shared_share_request() {
-        use replayground_shared::protocol::ShareRequest;
-        let view = view();
-        let body = serde_json::to_string(&ShareBody {
-            kind: ShareKind::Playground,
-            payload: &view,
-        })
-        .unwrap();
-        let request: ShareRequest = serde_json::from_str(&body).unwrap();
-        assert_eq!(request.kind, ShareKind::Playground);
-        assert_eq!(serde_json::from_value::<PlaygroundView>(request.payload).unwrap(), view);
     }
 
     #[test]

@@ -11,11 +11,11 @@ use leptos::prelude::*;
 use replayground_shared::state_tree::TreeChild;
 use replayground_shared::trace::cut_repr;
 use replayground_shared::{EventKind, StateTree, ValueId};
-use wasm_bindgen::JsCast;
 
-use crate::debugger::Session;
-use crate::stop_view::function_label;
-use crate::syntax::push_escaped;
+use crate::playground::session::Session;
+use crate::playground::stop_view::function_label;
+use crate::playground::syntax::push_escaped;
+use crate::playground::ui::{data_of, refocus};
 
 /// Height of one row in pixels (matches `.tree-row` in style.css). Whole pixels: the
 /// styles are written with integer formatting (float formatting costs ~14 KB of wasm).
@@ -178,16 +178,6 @@ pub fn rows_html(tree: &StateTree, shown: &[u32], marks: RowMarks<'_>) -> String
     out
 }
 
-/// The value of `attribute` on the nearest element at or above the event's target.
-pub fn data_of(ev: &web_sys::Event, attribute: &str) -> Option<String> {
-    let target = ev.target()?.dyn_into::<web_sys::Element>().ok()?;
-    target
-        .closest(&format!("[{attribute}]"))
-        .ok()
-        .flatten()?
-        .get_attribute(attribute)
-}
-
 #[allow(clippy::needless_pass_by_value)] // Leptos hands props over by value.
 #[component]
 pub fn StateTreeView(session: Arc<Session>, on_jump: Callback<u32>) -> impl IntoView {
@@ -295,22 +285,4 @@ pub fn StateTreeView(session: Arc<Session>, on_jump: Callback<u32>) -> impl Into
             </div>
         </div>
     }
-}
-
-/// Rewriting a list drops the focus of the button just pressed: put it back on the button
-/// matching `selector` in the clicked list once it is redrawn, so keyboard users stay there.
-pub fn refocus(ev: &web_sys::Event, selector: String) {
-    let Some(list) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else {
-        return;
-    };
-    request_animation_frame(move || {
-        let button = list
-            .query_selector(&selector)
-            .ok()
-            .flatten()
-            .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok());
-        if let Some(button) = button {
-            let _ = button.focus();
-        }
-    });
 }

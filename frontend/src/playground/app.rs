@@ -12,17 +12,16 @@ use replayground_shared::Action;
 use replayground_shared::share::PlaygroundView;
 use replayground_shared::text::group_thousands;
 
-use crate::api;
-use crate::debugger::{
-    ADVANCED_KEY, Advanced, DebuggerPanel, Presenting, Session, is_typing_target, timeline_position, when,
-};
-use crate::editor::{CodeEditor, Outline, ProblemList};
-use crate::examples::{EXAMPLES, Example};
-use crate::neural_view::{NeuralMode, NeuralPanel};
-use crate::predict::{PREDICT_QUERY, PredictMode, asks_for_predict_mode};
-use crate::sharing::{self, LinkTarget};
-use crate::state_tree_view::data_of;
-use crate::syntax::{Analysis, push_escaped};
+use crate::playground::debugger::{DebuggerPanel, timeline_position};
+use crate::playground::editor::{CodeEditor, Outline, ProblemList};
+use crate::playground::examples::{EXAMPLES, Example};
+use crate::playground::jobs;
+use crate::playground::neural_view::{NeuralMode, NeuralPanel};
+use crate::playground::predict::{PREDICT_QUERY, PredictMode, asks_for_predict_mode};
+use crate::playground::session::{ADVANCED_KEY, Advanced, Presenting, Session};
+use crate::playground::sharing::{self, LinkTarget};
+use crate::playground::syntax::{Analysis, push_escaped};
+use crate::playground::ui::{data_of, is_typing_target, message, when};
 use crate::theme::{local_storage, stored_flag, use_theme};
 
 /// The program the editor starts with: a call, a loop, output and input, in a few lines.
@@ -67,9 +66,9 @@ struct Playground {
     error: RwSignal<Option<String>>,
     running: RwSignal<bool>,
     /// How far the running trace has streamed.
-    progress: RwSignal<api::RunProgress>,
+    progress: RwSignal<jobs::RunProgress>,
     /// Stops the running trace.
-    cancel: StoredValue<Option<api::CancelRun>, LocalStorage>,
+    cancel: StoredValue<Option<jobs::CancelRun>, LocalStorage>,
     neural: NeuralMode,
     /// What the last example or link replaced, for Undo.
     replaced: RwSignal<Option<Replaced>>,
@@ -83,13 +82,13 @@ impl Playground {
         }
         self.running.set(true);
         self.error.set(None);
-        self.progress.set(api::RunProgress::default());
-        let cancel = api::CancelRun::default();
+        self.progress.set(jobs::RunProgress::default());
+        let cancel = jobs::CancelRun::default();
         self.cancel.set_value(Some(cancel.clone()));
         let (code, stdin) = (self.code.get_untracked(), self.stdin.get_untracked());
         spawn_local(async move {
             let progress = self.progress;
-            let result = api::run_program_streaming(&code, &stdin, &cancel, move |p| progress.set(p)).await;
+            let result = jobs::run_program_streaming(&code, &stdin, &cancel, move |p| progress.set(p)).await;
             self.cancel.set_value(None);
             match result {
                 Ok(tree) => {
@@ -210,7 +209,7 @@ pub fn App() -> impl IntoView {
         session: RwSignal::new(None),
         error: RwSignal::new(None),
         running: RwSignal::new(false),
-        progress: RwSignal::new(api::RunProgress::default()),
+        progress: RwSignal::new(jobs::RunProgress::default()),
         cancel: StoredValue::new_local(None),
         neural: NeuralMode::new(),
         replaced: RwSignal::new(None),
@@ -377,7 +376,7 @@ pub fn App() -> impl IntoView {
                         inner_html=example_options_html()
                         on:change=move |ev| {
                             let id = event_target_value(&ev);
-                            if let Some(example) = crate::examples::find(&id) {
+                            if let Some(example) = crate::playground::examples::find(&id) {
                                 page.load_example(example);
                             }
                         }
@@ -635,17 +634,6 @@ fn gallery_html() -> String {
     out
 }
 
-/// A one-line message paragraph: every message of the page renders through this one view
-/// type, so Leptos compiles it once.
-pub(crate) fn message(
-    class: &'static str,
-    role: &'static str,
-    test_id: Option<&'static str>,
-    text: String,
-) -> impl IntoView {
-    view! { <p class=class role=role data-testid=test_id>{text}</p> }
-}
-
 /// Before the first run: how to start, and the examples as cards.
 #[component]
 fn Gallery(page: Playground) -> impl IntoView {
@@ -660,7 +648,7 @@ fn Gallery(page: Playground) -> impl IntoView {
                 data-testid="gallery"
                 inner_html=gallery_html()
                 on:click=move |ev| {
-                    if let Some(example) = data_of(&ev, "data-example").and_then(|id| crate::examples::find(&id)) {
+                    if let Some(example) = data_of(&ev, "data-example").and_then(|id| crate::playground::examples::find(&id)) {
                         page.load_example(example);
                     }
                 }

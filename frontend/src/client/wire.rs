@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn traces_read_exactly_as_the_shared_types_write_them() {
         let mut trace: Trace =
-            serde_json::from_str(include_str!("../tests/fixtures/double.json")).expect("the fixture is a trace");
+            serde_json::from_str(include_str!("../../tests/fixtures/double.json")).expect("the fixture is a trace");
         trace.values.extend([
             value(1, Shape::Scalar),
             value(2, Shape::Elided),
