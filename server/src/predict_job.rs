@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use replayground_neural::predict::{self, Failure, Question};
 use replayground_shared::Action;
-use replayground_shared::protocol::{ErrorCode, MAX_PREDICT_SAMPLES, PredictRequest, ServerMessage, TraceRequest};
+use replayground_shared::protocol::{
+    Envelope, ErrorCode, MAX_PREDICT_SAMPLES, PredictRequest, ServerEnvelope, ServerMessage, TraceRequest,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -70,10 +72,8 @@ fn sentence_case(text: &str) -> String {
         .unwrap_or_default()
 }
 
-fn failure(job: u64, (code, message): Failure) -> ServerMessage {
+fn failure((code, message): Failure) -> ServerMessage {
     ServerMessage::Error {
-        seq: 0,
-        job: Some(job),
         reply_to: None,
         code,
         message,
@@ -82,7 +82,7 @@ fn failure(job: u64, (code, message): Failure) -> ServerMessage {
 }
 
 /// Queues a job message, waiting for room; `false` when cancelled or the client is gone.
-async fn send(out: &mpsc::Sender<ServerMessage>, cancel: &CancellationToken, message: ServerMessage) -> bool {
+async fn send(out: &mpsc::Sender<ServerEnvelope>, cancel: &CancellationToken, message: ServerEnvelope) -> bool {
     tokio::select! {
         sent = out.send(message) => sent.is_ok(),
         () = cancel.cancelled() => false,
@@ -96,13 +96,13 @@ pub async fn run(
     state: &AppState,
     id: u64,
     job: PredictJob,
-    out: &mpsc::Sender<ServerMessage>,
+    out: &mpsc::Sender<ServerEnvelope>,
     cancel: &CancellationToken,
     client: std::net::IpAddr,
 ) -> Option<ServerMessage> {
     match run_inner(state, id, job, out, cancel, client).await {
         Ok(message) => message,
-        Err(f) => Some(failure(id, f)),
+        Err(f) => Some(failure(f)),
     }
 }
 
@@ -110,7 +110,7 @@ async fn run_inner(
     state: &AppState,
     id: u64,
     job: PredictJob,
-    out: &mpsc::Sender<ServerMessage>,
+    out: &mpsc::Sender<ServerEnvelope>,
     cancel: &CancellationToken,
     client: std::net::IpAddr,
 ) -> Result<Option<ServerMessage>, Failure> {
@@ -142,12 +142,7 @@ async fn run_inner(
         let mut debugger = guard;
         predict::generate(&mut **debugger, &generating, &tokens_tx, &stop)
     });
-    let token_message = |(sample, text): (u32, String)| ServerMessage::PredictToken {
-        seq: 0,
-        job: id,
-        sample,
-        text,
-    };
+    let token_message = |(sample, text): (u32, String)| Envelope::job(id, ServerMessage::PredictToken { sample, text });
     let predictions = loop {
         tokio::select! {
             biased;
@@ -173,8 +168,6 @@ async fn run_inner(
         return Ok(None);
     }
     Ok(Some(ServerMessage::PredictEnd {
-        seq: 0,
-        job: id,
         predictions,
         actual: prepared.actual().clone(),
     }))

@@ -7,13 +7,16 @@ use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use common::{
-    Fake, Running, Socket, fake, real_sandbox, sqlite_store, start, state, stream, ws_greeted, ws_message, ws_send,
+    Fake, Running, Socket, cancel, fake, numbered, real_sandbox, sqlite_store, start, state, stream, ws_greeted,
+    ws_message, ws_message_within, ws_send,
 };
 use replayground_server::app::ServerConfig;
 use replayground_shared::protocol::{
-    ClientMessage, ErrorCode, NeuralCapability, PredictRequest, Prediction, ServerMessage, TraceAssembler, TraceRequest,
+    ClientEnvelope, ClientMessage, Envelope, ErrorCode, NeuralCapability, PredictRequest, Prediction, ServerMessage,
+    TraceAssembler, TraceRequest,
 };
 use replayground_shared::trace_lang::normalize_state;
 use replayground_shared::{Action, State, StateTree, Stop};
@@ -57,20 +60,22 @@ async fn connect(running: &Running) -> (Socket, NeuralCapability) {
 async fn trace(socket: &mut Socket, seq: u64) -> StateTree {
     ws_send(
         socket,
-        &ClientMessage::Trace {
+        &numbered(
             seq,
-            request: TraceRequest {
-                code: PROGRAM.into(),
-                stdin: String::new(),
-                max_steps: None,
+            ClientMessage::Trace {
+                request: TraceRequest {
+                    code: PROGRAM.into(),
+                    stdin: String::new(),
+                    max_steps: None,
+                },
             },
-        },
+        ),
     )
     .await;
     let mut assembler = TraceAssembler::default();
     loop {
-        match ws_message(socket).await {
-            ServerMessage::TraceStart { .. } => {}
+        match ws_message(socket).await.body {
+            ServerMessage::TraceStart => {}
             ServerMessage::TraceChunk {
                 frames, values, events, ..
             } => assembler.push(frames, values, events),
@@ -85,31 +90,38 @@ async fn trace(socket: &mut Socket, seq: u64) -> StateTree {
     }
 }
 
-fn predict(seq: u64, at: Stop, tree: &StateTree, action: Action, samples: u32) -> ClientMessage {
+fn predict(seq: u64, at: Stop, tree: &StateTree, action: Action, samples: u32) -> ClientEnvelope {
     predict_at(seq, at.event().unwrap_or(tree.len()) as u32, &action.name(), samples)
 }
 
-fn predict_at(seq: u64, at_event: u32, action: &str, samples: u32) -> ClientMessage {
-    ClientMessage::Predict {
+fn predict_at(seq: u64, at_event: u32, action: &str, samples: u32) -> ClientEnvelope {
+    numbered(
         seq,
-        request: PredictRequest {
-            code: PROGRAM.into(),
-            stdin: String::new(),
-            at_event,
-            action: action.into(),
-            samples,
-            breakpoints: Vec::new(),
+        ClientMessage::Predict {
+            request: PredictRequest {
+                code: PROGRAM.into(),
+                stdin: String::new(),
+                at_event,
+                action: action.into(),
+                samples,
+                breakpoints: Vec::new(),
+            },
         },
-    }
+    )
 }
+
+/// How long a prediction may take between two messages. A code LLM prompted in context
+/// reads a prompt of some thousand tokens before its first token; on two cores shared with
+/// the other tests, in a debug build, that took over two minutes once.
+const PREDICTION_WAIT: Duration = Duration::from_secs(600);
 
 /// A predict job's streamed text per sample and its end.
 async fn collect(socket: &mut Socket, job: u64) -> Result<(Vec<String>, Vec<Prediction>, State), ServerMessage> {
     let mut texts: Vec<String> = Vec::new();
     loop {
-        let m = ws_message(socket).await;
-        assert_eq!(m.job(), Some(job), "{m:?}");
-        match m {
+        let m = ws_message_within(socket, PREDICTION_WAIT).await;
+        assert_eq!(m.job, Some(job), "{m:?}");
+        match m.body {
             ServerMessage::PredictToken { sample, text, .. } => {
                 let sample = sample as usize;
                 if texts.len() <= sample {
@@ -233,13 +245,25 @@ async fn cancel_stops_a_prediction_and_the_model_serves_the_next_one() {
     ws_send(&mut socket, &predict(4, at, &tree, Action::StepInto, 4)).await;
     assert!(matches!(
         ws_message(&mut socket).await,
-        ServerMessage::PredictToken { job: 4, .. }
+        Envelope {
+            job: Some(4),
+            body: ServerMessage::PredictToken { .. },
+            ..
+        }
     ));
-    ws_send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
+    ws_send(&mut socket, &cancel(5, 4)).await;
     loop {
         match ws_message(&mut socket).await {
-            ServerMessage::PredictToken { job: 4, .. } => {}
-            ServerMessage::Cancelled { job: 4, .. } => break,
+            Envelope {
+                job: Some(4),
+                body: ServerMessage::PredictToken { .. },
+                ..
+            } => {}
+            Envelope {
+                job: Some(4),
+                body: ServerMessage::Cancelled,
+                ..
+            } => break,
             other => panic!("expected the job to be cancelled: {other:?}"),
         }
     }
@@ -273,10 +297,10 @@ async fn without_a_model_neural_mode_is_off_and_says_why() {
     );
     let (mut again, neural) = connect(&running).await;
     assert_eq!(neural.reason.as_deref(), Some(reason.as_str()));
-    ws_send(&mut again, &ClientMessage::Ping { seq: 2 }).await;
+    ws_send(&mut again, &numbered(2, ClientMessage::Ping)).await;
     assert!(matches!(
-        ws_message(&mut again).await,
-        ServerMessage::Pong { reply_to: 2, .. }
+        ws_message(&mut again).await.body,
+        ServerMessage::Pong { reply_to: 2 }
     ));
 }
 

@@ -7,9 +7,11 @@ use crate::common;
 use std::io::Write as _;
 use std::time::Duration;
 
-use common::{Running, Socket, real_sandbox, sqlite_store, start, state, ws_greeted, ws_message, ws_send};
+use common::{
+    Running, Socket, cancel, numbered, real_sandbox, sqlite_store, start, state, ws_greeted, ws_message, ws_send,
+};
 use replayground_server::app::ServerConfig;
-use replayground_shared::protocol::{ClientMessage, ErrorCode, ServerMessage};
+use replayground_shared::protocol::{ClientMessage, Envelope, ErrorCode, ServerEnvelope, ServerMessage};
 use replayground_shared::repro::{
     AgentEvent, BugReport, MAX_PROJECT_ARCHIVE_BYTES, MAX_REPORT_FIELD_BYTES, ReproRequest, ReproTranscript,
 };
@@ -144,8 +146,9 @@ fn nan_report() -> BugReport {
 async fn agent_events(socket: &mut Socket, job: u64) -> Result<Vec<AgentEvent>, ServerMessage> {
     let mut events = Vec::new();
     loop {
-        match ws_message(socket).await {
-            ServerMessage::Agent { job: j, event, .. } if j == job => {
+        let message = ws_message(socket).await;
+        match message.body {
+            ServerMessage::Agent { event } if message.job == Some(job) => {
                 let last = matches!(event, AgentEvent::Finished { .. } | AgentEvent::Failed { .. });
                 events.push(event);
                 if last {
@@ -173,7 +176,7 @@ async fn a_numpy_report_streams_from_started_to_finished() {
         project: created["id"].as_str().map(str::to_owned),
         ablate: Vec::new(),
     };
-    ws_send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    ws_send(&mut socket, &numbered(2, ClientMessage::Repro { request })).await;
     let events = agent_events(&mut socket, 2)
         .await
         .unwrap_or_else(|m| panic!("the job ended with {m:?}"));
@@ -245,7 +248,7 @@ async fn an_llm_candidate_streams_token_by_token_over_the_websocket() {
         },
         ..ReproRequest::default()
     };
-    ws_send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    ws_send(&mut socket, &numbered(2, ClientMessage::Repro { request })).await;
     let events = agent_events(&mut socket, 2)
         .await
         .unwrap_or_else(|m| panic!("the job ended with {m:?}"));
@@ -277,26 +280,36 @@ async fn a_repro_job_can_be_cancelled() {
         report: nan_report(),
         ..ReproRequest::default()
     };
-    ws_send(&mut socket, &ClientMessage::Repro { seq: 2, request }).await;
+    ws_send(&mut socket, &numbered(2, ClientMessage::Repro { request })).await;
     assert!(matches!(
         ws_message(&mut socket).await,
-        ServerMessage::Agent {
-            job: 2,
-            event: AgentEvent::Started { .. },
+        Envelope {
+            job: Some(2),
+            body: ServerMessage::Agent {
+                event: AgentEvent::Started { .. }
+            },
             ..
         }
     ));
     let asked = std::time::Instant::now();
-    ws_send(&mut socket, &ClientMessage::Cancel { seq: 3, job: 2 }).await;
+    ws_send(&mut socket, &cancel(3, 2)).await;
     loop {
         match ws_message(&mut socket).await {
-            ServerMessage::Agent { job: 2, event, .. } => {
+            Envelope {
+                job: Some(2),
+                body: ServerMessage::Agent { event },
+                ..
+            } => {
                 assert!(
                     !matches!(event, AgentEvent::Finished { .. }),
                     "finished despite the cancel"
                 );
             }
-            ServerMessage::Cancelled { job: 2, .. } => break,
+            Envelope {
+                job: Some(2),
+                body: ServerMessage::Cancelled,
+                ..
+            } => break,
             other => panic!("{other:?}"),
         }
     }
@@ -315,17 +328,19 @@ async fn a_repro_job_can_be_cancelled() {
 async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
     let (running, _dir) = server(None).await;
     let mut socket = connect(&running).await;
-    let refused = |m: ServerMessage| match m {
-        ServerMessage::Error { job, code, message, .. } => (job, code, message),
+    let refused = |m: ServerEnvelope| match m.body {
+        ServerMessage::Error { code, message, .. } => (m.job, code, message),
         other => panic!("{other:?}"),
     };
 
     ws_send(
         &mut socket,
-        &ClientMessage::Repro {
-            seq: 2,
-            request: ReproRequest::default(),
-        },
+        &numbered(
+            2,
+            ClientMessage::Repro {
+                request: ReproRequest::default(),
+            },
+        ),
     )
     .await;
     let (job, code, text) = refused(ws_message(&mut socket).await);
@@ -339,7 +354,7 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
         },
         ..ReproRequest::default()
     };
-    ws_send(&mut socket, &ClientMessage::Repro { seq: 3, request }).await;
+    ws_send(&mut socket, &numbered(3, ClientMessage::Repro { request })).await;
     let (job, code, text) = refused(ws_message(&mut socket).await);
     assert_eq!((job, code), (Some(3), ErrorCode::TooLarge));
     assert!(text.contains("observed behaviour"), "{text}");
@@ -349,15 +364,15 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
         project: Some("expired".into()),
         ablate: Vec::new(),
     };
-    ws_send(&mut socket, &ClientMessage::Repro { seq: 4, request }).await;
+    ws_send(&mut socket, &numbered(4, ClientMessage::Repro { request })).await;
     let (job, code, text) = refused(ws_message(&mut socket).await);
     assert_eq!((job, code), (Some(4), ErrorCode::BadMessage));
     assert!(text.contains("upload the archive again"), "{text}");
 
-    ws_send(&mut socket, &ClientMessage::Ping { seq: 5 }).await;
+    ws_send(&mut socket, &numbered(5, ClientMessage::Ping)).await;
     assert!(matches!(
-        ws_message(&mut socket).await,
-        ServerMessage::Pong { reply_to: 5, .. }
+        ws_message(&mut socket).await.body,
+        ServerMessage::Pong { reply_to: 5 }
     ));
     assert_eq!(running.state.jobs.running(), 0);
 }

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{
-    Fake, Received, Running, Socket, fake, real_sandbox, sqlite_store, start, state, stream, ws_open, ws_receive,
-    ws_send,
+    Fake, Received, Running, Socket, cancel, fake, numbered, real_sandbox, sqlite_store, start, state, stream, ws_open,
+    ws_receive, ws_send,
 };
 use futures_util::SinkExt as _;
 use replayground_server::app::{ServerConfig, WsConfig};
 use replayground_shared::protocol::{
-    ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, TraceAssembler, TraceRequest,
+    ClientEnvelope, ClientMessage, Envelope, ErrorCode, PROTOCOL_VERSION, ServerEnvelope, ServerMessage,
+    TraceAssembler, TraceRequest,
 };
 use replayground_shared::{Outcome, Trace};
 use tokio_tungstenite::tungstenite::Message;
@@ -41,7 +42,7 @@ async fn receive(socket: &mut Socket) -> Received {
     ws_receive(socket, Duration::from_secs(20)).await
 }
 
-async fn message(socket: &mut Socket) -> ServerMessage {
+async fn message(socket: &mut Socket) -> ServerEnvelope {
     match receive(socket).await {
         Received::Message(m) => m,
         Received::Closed(frame) => panic!("closed: {frame:?}"),
@@ -53,7 +54,7 @@ async fn send_text(socket: &mut Socket, text: &str) {
 }
 
 /// Reads until the session closes; returns the close frame and the messages before it.
-async fn closed(socket: &mut Socket) -> (Option<CloseFrame>, Vec<ServerMessage>) {
+async fn closed(socket: &mut Socket) -> (Option<CloseFrame>, Vec<ServerEnvelope>) {
     let mut before = Vec::new();
     loop {
         match receive(socket).await {
@@ -63,27 +64,37 @@ async fn closed(socket: &mut Socket) -> (Option<CloseFrame>, Vec<ServerMessage>)
     }
 }
 
+/// [`closed`], keeping only the messages' bodies.
+async fn closed_bodies(socket: &mut Socket) -> (Option<CloseFrame>, Vec<ServerMessage>) {
+    let (frame, before) = closed(socket).await;
+    (frame, before.into_iter().map(|m| m.body).collect())
+}
+
 async fn hello(socket: &mut Socket) {
     ws_send(
         socket,
-        &ClientMessage::Hello {
-            seq: 1,
-            protocol: PROTOCOL_VERSION,
-        },
+        &numbered(
+            1,
+            ClientMessage::Hello {
+                protocol: PROTOCOL_VERSION,
+            },
+        ),
     )
     .await;
-    assert!(matches!(message(socket).await, ServerMessage::Welcome { .. }));
+    assert!(matches!(message(socket).await.body, ServerMessage::Welcome { .. }));
 }
 
-fn trace_message(seq: u64, code: &str) -> ClientMessage {
-    ClientMessage::Trace {
+fn trace_message(seq: u64, code: &str) -> ClientEnvelope {
+    numbered(
         seq,
-        request: TraceRequest {
-            code: code.into(),
-            stdin: String::new(),
-            max_steps: None,
+        ClientMessage::Trace {
+            request: TraceRequest {
+                code: code.into(),
+                stdin: String::new(),
+                max_steps: None,
+            },
         },
-    }
+    )
 }
 
 /// Reads one job's messages up to its end; the trace, and how many chunks carried it.
@@ -93,9 +104,9 @@ async fn collect_trace(socket: &mut Socket, job: u64) -> Result<(Trace, usize), 
     let mut started = false;
     loop {
         let m = message(socket).await;
-        assert_eq!(m.job(), Some(job), "{m:?}");
-        match m {
-            ServerMessage::TraceStart { .. } => started = true,
+        assert_eq!(m.job, Some(job), "{m:?}");
+        match m.body {
+            ServerMessage::TraceStart => started = true,
             ServerMessage::TraceChunk {
                 frames, values, events, ..
             } => {
@@ -128,14 +139,18 @@ async fn hello_welcome_ping_pong_and_numbered_messages() {
     let mut socket = ws_open(&running).await;
     ws_send(
         &mut socket,
-        &ClientMessage::Hello {
-            seq: 10,
-            protocol: PROTOCOL_VERSION,
-        },
+        &numbered(
+            10,
+            ClientMessage::Hello {
+                protocol: PROTOCOL_VERSION,
+            },
+        ),
     )
     .await;
-    let ServerMessage::Welcome {
-        seq, protocol, limits, ..
+    let Envelope {
+        seq,
+        body: ServerMessage::Welcome { protocol, limits, .. },
+        ..
     } = message(&mut socket).await
     else {
         panic!("no welcome")
@@ -144,8 +159,11 @@ async fn hello_welcome_ping_pong_and_numbered_messages() {
     assert_eq!(limits.idle_timeout_s, 300);
     assert_eq!(limits.session_timeout_s, 3600);
     assert_eq!(limits.events_per_chunk, 2000);
-    ws_send(&mut socket, &ClientMessage::Ping { seq: 11 }).await;
-    assert_eq!(message(&mut socket).await, ServerMessage::Pong { seq: 2, reply_to: 11 });
+    ws_send(&mut socket, &numbered(11, ClientMessage::Ping)).await;
+    assert_eq!(
+        message(&mut socket).await,
+        Envelope::new(ServerMessage::Pong { reply_to: 11 }).numbered(2)
+    );
     assert_eq!(running.state.metrics.websockets_active.get(), 1);
 }
 
@@ -159,7 +177,7 @@ async fn the_handshake_is_enforced() {
 
     // Silence.
     let mut socket = ws_open(&running).await;
-    let (frame, before) = closed(&mut socket).await;
+    let (frame, before) = closed_bodies(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1008);
     assert!(
         matches!(&before[..], [ServerMessage::Error { code: ErrorCode::Handshake, message, .. }] if message.contains("hello")),
@@ -168,8 +186,8 @@ async fn the_handshake_is_enforced() {
 
     // Something else first.
     let mut socket = ws_open(&running).await;
-    ws_send(&mut socket, &ClientMessage::Ping { seq: 1 }).await;
-    let (frame, before) = closed(&mut socket).await;
+    ws_send(&mut socket, &numbered(1, ClientMessage::Ping)).await;
+    let (frame, before) = closed_bodies(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1008);
     assert!(matches!(
         &before[..],
@@ -181,11 +199,11 @@ async fn the_handshake_is_enforced() {
 
     // Another protocol version.
     let mut socket = ws_open(&running).await;
-    ws_send(&mut socket, &ClientMessage::Hello { seq: 1, protocol: 99 }).await;
-    let (frame, before) = closed(&mut socket).await;
+    ws_send(&mut socket, &numbered(1, ClientMessage::Hello { protocol: 99 })).await;
+    let (frame, before) = closed_bodies(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1008);
     assert!(
-        matches!(&before[..], [ServerMessage::Error { code: ErrorCode::Handshake, message, .. }] if message.contains("protocol 1")),
+        matches!(&before[..], [ServerMessage::Error { code: ErrorCode::Handshake, message, .. }] if message.contains("protocol 2")),
         "{before:?}"
     );
 
@@ -242,14 +260,25 @@ async fn a_real_program_traces_through_the_sandbox_over_the_websocket() {
     ws_send(&mut socket, &trace_message(4, "import time\ntime.sleep(30)\n")).await;
     assert!(matches!(
         message(&mut socket).await,
-        ServerMessage::TraceStart { job: 4, .. }
+        Envelope {
+            job: Some(4),
+            body: ServerMessage::TraceStart,
+            ..
+        }
     ));
     let asked = std::time::Instant::now();
-    ws_send(&mut socket, &ClientMessage::Cancel { seq: 5, job: 4 }).await;
+    ws_send(&mut socket, &cancel(5, 4)).await;
     loop {
         match message(&mut socket).await {
-            ServerMessage::TraceChunk { .. } => {}
-            ServerMessage::Cancelled { job: 4, .. } => break,
+            Envelope {
+                body: ServerMessage::TraceChunk { .. },
+                ..
+            } => {}
+            Envelope {
+                job: Some(4),
+                body: ServerMessage::Cancelled,
+                ..
+            } => break,
             other => panic!("{other:?}"),
         }
     }
@@ -272,7 +301,11 @@ async fn chunks_stream_while_the_program_still_runs() {
     ws_send(&mut socket, &trace_message(2, "x = 1")).await;
     assert!(matches!(
         message(&mut socket).await,
-        ServerMessage::TraceStart { job: 2, .. }
+        Envelope {
+            job: Some(2),
+            body: ServerMessage::TraceStart,
+            ..
+        }
     ));
     // The "program" is blocked on the gate: these chunks were streamed live.
     let mut assembler = TraceAssembler::default();
@@ -280,7 +313,7 @@ async fn chunks_stream_while_the_program_still_runs() {
     while live_events < 10 {
         let ServerMessage::TraceChunk {
             frames, values, events, ..
-        } = message(&mut socket).await
+        } = message(&mut socket).await.body
         else {
             panic!("expected a live chunk")
         };
@@ -289,7 +322,7 @@ async fn chunks_stream_while_the_program_still_runs() {
     }
     gate.notify_one();
     loop {
-        match message(&mut socket).await {
+        match message(&mut socket).await.body {
             ServerMessage::TraceChunk {
                 frames, values, events, ..
             } => assembler.push(frames, values, events),
@@ -322,7 +355,7 @@ async fn bad_messages_get_errors_and_the_session_goes_on() {
     let mut socket = ws_open(&running).await;
     hello(&mut socket).await;
 
-    let expect_error = |m: ServerMessage, want: ErrorCode| match m {
+    let expect_error = |m: ServerEnvelope, want: ErrorCode| match m.body {
         ServerMessage::Error { code, message, .. } if code == want => {
             assert!(message.ends_with('.'), "{message}");
             message
@@ -331,60 +364,71 @@ async fn bad_messages_get_errors_and_the_session_goes_on() {
     };
     send_text(&mut socket, "{not json").await;
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
-    send_text(&mut socket, r#"{"type":"launch","seq":5}"#).await;
-    let m = message(&mut socket).await;
+    send_text(&mut socket, r#"{"seq":5,"body":{"type":"launch"}}"#).await;
+    let m = message(&mut socket).await.body;
     assert!(matches!(m, ServerMessage::Error { reply_to: Some(5), .. }), "{m:?}");
-    send_text(&mut socket, r#"{"type":"ping","seq":6,"extra":true}"#).await;
+    send_text(&mut socket, r#"{"seq":6,"body":{"type":"ping","extra":true}}"#).await;
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
     socket.send(Message::Binary(vec![1, 2, 3].into())).await.unwrap();
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
-    ws_send(&mut socket, &ClientMessage::Ping { seq: 7 }).await;
+    ws_send(&mut socket, &numbered(7, ClientMessage::Ping)).await;
     assert!(matches!(
-        message(&mut socket).await,
-        ServerMessage::Pong { reply_to: 7, .. }
+        message(&mut socket).await.body,
+        ServerMessage::Pong { reply_to: 7 }
     ));
-    ws_send(&mut socket, &ClientMessage::Ping { seq: 7 }).await;
+    ws_send(&mut socket, &numbered(7, ClientMessage::Ping)).await;
     assert!(expect_error(message(&mut socket).await, ErrorCode::BadMessage).contains("increasing"));
-    ws_send(&mut socket, &ClientMessage::Cancel { seq: 8, job: 99 }).await;
+    ws_send(&mut socket, &cancel(8, 99)).await;
     expect_error(message(&mut socket).await, ErrorCode::UnknownJob);
-    ws_send(&mut socket, &ClientMessage::Hello { seq: 9, protocol: 1 }).await;
+    ws_send(&mut socket, &numbered(9, ClientMessage::Hello { protocol: 1 })).await;
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
 
     // A program over the size limit is refused as a job.
     ws_send(&mut socket, &trace_message(10, &"x".repeat(101 * 1024))).await;
     let m = message(&mut socket).await;
-    assert_eq!(m.job(), Some(10));
+    assert_eq!(m.job, Some(10));
     assert!(expect_error(m, ErrorCode::TooLarge).contains("limit is 102,400 bytes (100 KB)"));
 
     // One job at a time in this session.
     ws_send(&mut socket, &trace_message(11, "x = 1")).await;
     assert!(matches!(
         message(&mut socket).await,
-        ServerMessage::TraceStart { job: 11, .. }
+        Envelope {
+            job: Some(11),
+            body: ServerMessage::TraceStart,
+            ..
+        }
     ));
     ws_send(&mut socket, &trace_message(12, "x = 2")).await;
     let m = message(&mut socket).await;
     assert!(
         matches!(
             m,
-            ServerMessage::Error {
+            Envelope {
                 job: Some(12),
-                code: ErrorCode::Busy,
-                retry_after_s: Some(_),
+                body: ServerMessage::Error {
+                    code: ErrorCode::Busy,
+                    retry_after_s: Some(_),
+                    ..
+                },
                 ..
             }
         ),
         "{m:?}"
     );
-    ws_send(&mut socket, &ClientMessage::Cancel { seq: 13, job: 11 }).await;
+    ws_send(&mut socket, &cancel(13, 11)).await;
     assert!(matches!(
         message(&mut socket).await,
-        ServerMessage::Cancelled { job: 11, .. }
+        Envelope {
+            job: Some(11),
+            body: ServerMessage::Cancelled,
+            ..
+        }
     ));
-    ws_send(&mut socket, &ClientMessage::Ping { seq: 14 }).await;
+    ws_send(&mut socket, &numbered(14, ClientMessage::Ping)).await;
     assert!(matches!(
-        message(&mut socket).await,
-        ServerMessage::Pong { reply_to: 14, .. }
+        message(&mut socket).await.body,
+        ServerMessage::Pong { reply_to: 14 }
     ));
     let metrics = running.state.metrics.render();
     assert!(
@@ -465,7 +509,10 @@ async fn a_client_that_stops_reading_is_dropped() {
     let mut ended = false;
     loop {
         match receive(&mut socket).await {
-            Received::Message(ServerMessage::TraceEnd { .. }) => ended = true,
+            Received::Message(Envelope {
+                body: ServerMessage::TraceEnd { .. },
+                ..
+            }) => ended = true,
             Received::Message(_) => {}
             Received::Closed(_) => break,
         }
@@ -491,7 +538,11 @@ async fn shutdown_finishes_running_jobs_then_closes_with_1001() {
     ws_send(&mut socket, &trace_message(2, "x = 1")).await;
     assert!(matches!(
         message(&mut socket).await,
-        ServerMessage::TraceStart { job: 2, .. }
+        Envelope {
+            job: Some(2),
+            body: ServerMessage::TraceStart,
+            ..
+        }
     ));
     running.state.shutdown.begin(Duration::from_secs(10));
     ws_send(&mut socket, &trace_message(3, "x = 2")).await;
@@ -500,18 +551,26 @@ async fn shutdown_finishes_running_jobs_then_closes_with_1001() {
     assert!(
         before.iter().any(|m| matches!(
             m,
-            ServerMessage::Error {
+            Envelope {
                 job: Some(3),
-                code: ErrorCode::ShuttingDown,
+                body: ServerMessage::Error {
+                    code: ErrorCode::ShuttingDown,
+                    ..
+                },
                 ..
             }
         )),
         "{before:?}"
     );
     assert!(
-        before
-            .iter()
-            .any(|m| matches!(m, ServerMessage::TraceEnd { job: 2, .. })),
+        before.iter().any(|m| matches!(
+            m,
+            Envelope {
+                job: Some(2),
+                body: ServerMessage::TraceEnd { .. },
+                ..
+            }
+        )),
         "the running job finished: {before:?}"
     );
     tokio::time::timeout(Duration::from_secs(5), running.server)

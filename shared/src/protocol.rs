@@ -1,16 +1,19 @@
 //! The wire protocol between the browser (or any client) and the server.
 //!
-//! HTTP bodies and WebSocket messages are JSON. WebSocket messages are internally
-//! tagged (`"type"`), every message carries a sequence number (`seq`), and the first
-//! client message must be a [`ClientMessage::Hello`] naming [`PROTOCOL_VERSION`].
+//! HTTP bodies and WebSocket messages are JSON. Every WebSocket message, either way, is
+//! an [`Envelope`]: `{"seq": 3, "job": 2, "body": {"type": "trace_end", ...}}`, its
+//! number, the job it concerns (when it concerns one) and its body, internally tagged
+//! (`"type"`). The first client message must be a [`ClientMessage::Hello`] naming
+//! [`PROTOCOL_VERSION`].
 //!
-//! Sequence numbers: the client numbers its messages with strictly increasing `seq`
-//! values of its choosing; a job (a `trace` message) is named by its message's `seq`
-//! (`job` in the answers). The server numbers its own messages 1, 2, 3, ... in the
-//! order they are sent, and names the client message it answers in `reply_to` or `job`.
+//! Numbers: the client numbers its messages with strictly increasing `seq` values of its
+//! choosing; a job (a `trace`, `repro` or `predict` message) is named by its message's
+//! `seq`, which every answer carries as `job`, and a `cancel` names its job the same way.
+//! The server numbers its own messages 1, 2, 3, ... in the order they are sent, and names
+//! the client message it answers in `reply_to` (or `job`).
 //!
-//! A job's answer is `trace_start`, then `trace_chunk`s, then exactly one of
-//! `trace_end`, `cancelled` or `error` (with `job` set).
+//! A trace job's answer is `trace_start`, then `trace_chunk`s, then exactly one of
+//! `trace_end`, `cancelled` or `error`.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +22,7 @@ use crate::state::State;
 use crate::trace::{Event, Frame, Outcome, Trace, Value};
 
 /// Bumped whenever a message changes incompatibly.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest program the server accepts, in bytes.
 pub const MAX_CODE_BYTES: usize = 100 * 1024;
@@ -219,53 +222,74 @@ pub struct SharedItem {
     pub created_at: String,
 }
 
+/// A WebSocket message: its number, the job it concerns, and what it says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope<B> {
+    /// The sender's number for this message (see the module header).
+    pub seq: u64,
+    /// The job the message concerns: set on every answer of a job and on `cancel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<u64>,
+    pub body: B,
+}
+
+impl<B> Envelope<B> {
+    /// A message about no job, numbered when it is sent.
+    pub fn new(body: B) -> Self {
+        Self {
+            seq: 0,
+            job: None,
+            body,
+        }
+    }
+
+    /// A message about `job`, numbered when it is sent.
+    pub fn job(job: u64, body: B) -> Self {
+        Self {
+            seq: 0,
+            job: Some(job),
+            body,
+        }
+    }
+
+    /// The same message numbered `seq`.
+    #[must_use]
+    pub fn numbered(self, seq: u64) -> Self {
+        Self { seq, ..self }
+    }
+}
+
+/// What the client sends.
+pub type ClientEnvelope = Envelope<ClientMessage>;
+/// What the server sends.
+pub type ServerEnvelope = Envelope<ServerMessage>;
+
 /// A message from the client on the WebSocket.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ClientMessage {
     /// Must be first, within the handshake timeout.
     Hello {
-        seq: u64,
         protocol: u32,
     },
-    /// Trace a program; the answer streams as `trace_*` messages with `job` = `seq`.
+    /// Trace a program; the answer streams as `trace_*` messages whose `job` is this
+    /// message's `seq`.
     Trace {
-        seq: u64,
         request: TraceRequest,
     },
-    /// Run the reproduction agent; its events stream as `agent` messages with
-    /// `job` = `seq`, ending with a `finished` or `failed` event (or `cancelled`).
+    /// Run the reproduction agent; its events stream as `agent` messages (`job` = this
+    /// message's `seq`), ending with a `finished` or `failed` event (or `cancelled`).
     Repro {
-        seq: u64,
         request: ReproRequest,
     },
     /// Ask the neural debugger for the stop an action leads to; the answer streams as
-    /// `predict_token`s and ends with `predict_end` (or `cancelled` / `error`), `job` = `seq`.
+    /// `predict_token`s and ends with `predict_end` (or `cancelled` / `error`).
     Predict {
-        seq: u64,
         request: PredictRequest,
     },
-    /// Stop a running job.
-    Cancel {
-        seq: u64,
-        job: u64,
-    },
-    Ping {
-        seq: u64,
-    },
-}
-
-impl ClientMessage {
-    pub fn seq(&self) -> u64 {
-        match self {
-            Self::Hello { seq, .. }
-            | Self::Trace { seq, .. }
-            | Self::Repro { seq, .. }
-            | Self::Predict { seq, .. }
-            | Self::Cancel { seq, .. }
-            | Self::Ping { seq } => *seq,
-        }
-    }
+    /// Stop the running job the envelope's `job` names.
+    Cancel,
+    Ping,
 }
 
 /// A message from the server on the WebSocket.
@@ -273,7 +297,6 @@ impl ClientMessage {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     Welcome {
-        seq: u64,
         protocol: u32,
         server: String,
         #[serde(default)]
@@ -282,53 +305,38 @@ pub enum ServerMessage {
         neural: NeuralCapability,
     },
     /// A trace starts: its frames are complete once `trace_end` arrives.
-    TraceStart { seq: u64, job: u64 },
+    TraceStart,
     /// The next events of the trace, in order, with the values they introduce.
     TraceChunk {
-        seq: u64,
-        job: u64,
         frames: Vec<Frame>,
         values: Vec<Value>,
         events: Vec<Event>,
     },
     /// The trace is complete.
     TraceEnd {
-        seq: u64,
-        job: u64,
         stdout: String,
         stderr: String,
         outcome: Outcome,
     },
     /// One step of a reproduction job.
-    Agent { seq: u64, job: u64, event: AgentEvent },
+    Agent { event: AgentEvent },
     /// A piece of the state line the model is writing for candidate `sample`.
-    PredictToken {
-        seq: u64,
-        job: u64,
-        sample: u32,
-        text: String,
-    },
+    PredictToken { sample: u32, text: String },
     /// A `predict` job's answer: the candidates beside the real state the action leads to.
     PredictEnd {
-        seq: u64,
-        job: u64,
         predictions: Vec<Prediction>,
         actual: State,
     },
     /// A job was cancelled at the client's request.
-    Cancelled { seq: u64, job: u64 },
+    Cancelled,
     /// The answer to the client's `ping` number `reply_to`.
     Pong {
-        seq: u64,
         #[serde(default)]
         reply_to: u64,
     },
-    /// Something went wrong; `job` names the job when it concerns one (and ends it),
-    /// `reply_to` the client message it answers when that message could be read.
+    /// Something went wrong; the envelope's `job` names the job when it concerns one (and
+    /// ends it), `reply_to` the client message it answers when that message could be read.
     Error {
-        seq: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        job: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reply_to: Option<u64>,
         #[serde(default)]
@@ -338,54 +346,6 @@ pub enum ServerMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         retry_after_s: Option<u64>,
     },
-}
-
-impl ServerMessage {
-    pub fn seq(&self) -> u64 {
-        match self {
-            Self::Welcome { seq, .. }
-            | Self::TraceStart { seq, .. }
-            | Self::TraceChunk { seq, .. }
-            | Self::TraceEnd { seq, .. }
-            | Self::Agent { seq, .. }
-            | Self::PredictToken { seq, .. }
-            | Self::PredictEnd { seq, .. }
-            | Self::Cancelled { seq, .. }
-            | Self::Pong { seq, .. }
-            | Self::Error { seq, .. } => *seq,
-        }
-    }
-
-    /// Numbers the message; the server does it as the message is sent.
-    pub fn set_seq(&mut self, n: u64) {
-        match self {
-            Self::Welcome { seq, .. }
-            | Self::TraceStart { seq, .. }
-            | Self::TraceChunk { seq, .. }
-            | Self::TraceEnd { seq, .. }
-            | Self::Agent { seq, .. }
-            | Self::PredictToken { seq, .. }
-            | Self::PredictEnd { seq, .. }
-            | Self::Cancelled { seq, .. }
-            | Self::Pong { seq, .. }
-            | Self::Error { seq, .. } => *seq = n,
-        }
-    }
-
-    /// The job this message belongs to, if any.
-    pub fn job(&self) -> Option<u64> {
-        match self {
-            Self::TraceStart { job, .. }
-            | Self::TraceChunk { job, .. }
-            | Self::TraceEnd { job, .. }
-            | Self::Agent { job, .. }
-            | Self::PredictToken { job, .. }
-            | Self::PredictEnd { job, .. }
-            | Self::Cancelled { job, .. } => Some(*job),
-            Self::Error { job, .. } => *job,
-            Self::Welcome { .. } | Self::Pong { .. } => None,
-        }
-    }
 }
 
 /// Reassembles a trace from `trace_*` messages.
@@ -497,12 +457,17 @@ mod tests {
 
     #[test]
     fn client_messages_are_tagged_and_strict() {
-        let m: ClientMessage = serde_json::from_str(r#"{"type":"hello","seq":1,"protocol":1}"#).unwrap();
-        assert_eq!(m, ClientMessage::Hello { seq: 1, protocol: 1 });
-        assert!(serde_json::from_str::<ClientMessage>(r#"{"type":"hello","seq":1,"protocol":1,"x":2}"#).is_err());
-        assert!(serde_json::from_str::<ClientMessage>(r#"{"type":"launch","seq":1}"#).is_err());
-        let t = r#"{"type":"trace","seq":2,"request":{"code":"x = 1"}}"#;
-        assert_eq!(serde_json::from_str::<ClientMessage>(t).unwrap().seq(), 2);
+        let m: ClientEnvelope = serde_json::from_str(r#"{"seq":1,"body":{"type":"hello","protocol":2}}"#).unwrap();
+        assert_eq!(m, Envelope::new(ClientMessage::Hello { protocol: 2 }).numbered(1));
+        let extra = r#"{"seq":1,"body":{"type":"hello","protocol":2,"x":2}}"#;
+        assert!(serde_json::from_str::<ClientEnvelope>(extra).is_err());
+        assert!(serde_json::from_str::<ClientEnvelope>(r#"{"seq":1,"body":{"type":"launch"}}"#).is_err());
+        assert!(serde_json::from_str::<ClientEnvelope>(r#"{"type":"hello","seq":1,"protocol":1}"#).is_err());
+        let cancel: ClientEnvelope = serde_json::from_str(r#"{"seq":5,"job":2,"body":{"type":"cancel"}}"#).unwrap();
+        assert_eq!(
+            (cancel.seq, cancel.job, cancel.body),
+            (5, Some(2), ClientMessage::Cancel)
+        );
     }
 
     #[test]
@@ -611,46 +576,61 @@ mod tests {
 
     #[test]
     fn predict_messages_name_their_job() {
-        let text = r#"{"type":"predict","seq":4,"request":{"code":"x = 1","at_event":1,"action":"step_over"}}"#;
-        let ClientMessage::Predict { seq, request } = serde_json::from_str(text).unwrap() else {
+        let text =
+            r#"{"seq":4,"body":{"type":"predict","request":{"code":"x = 1","at_event":1,"action":"step_over"}}}"#;
+        let Envelope {
+            seq,
+            body: ClientMessage::Predict { request },
+            ..
+        } = serde_json::from_str(text).unwrap()
+        else {
             panic!("a predict message");
         };
         assert_eq!((seq, request.samples, request.breakpoints.len()), (4, 1, 0));
-        let bad = r#"{"type":"predict","seq":4,"request":{"code":"","at_event":1,"action":"s","x":1}}"#;
-        assert!(serde_json::from_str::<ClientMessage>(bad).is_err());
-        let mut token = ServerMessage::PredictToken {
-            seq: 0,
-            job: 4,
-            sample: 0,
-            text: "<|line|>".into(),
-        };
-        token.set_seq(9);
-        assert_eq!((token.seq(), token.job()), (9, Some(4)));
+        let bad = r#"{"seq":4,"body":{"type":"predict","request":{"code":"","at_event":1,"action":"s","x":1}}}"#;
+        assert!(serde_json::from_str::<ClientEnvelope>(bad).is_err());
+        let token = Envelope::job(
+            4,
+            ServerMessage::PredictToken {
+                sample: 0,
+                text: "<|line|>".into(),
+            },
+        )
+        .numbered(9);
+        let json = serde_json::to_value(&token).unwrap();
+        assert_eq!((json["seq"].as_u64(), json["job"].as_u64()), (Some(9), Some(4)));
+        assert_eq!(json["body"]["type"], "predict_token");
         // A welcome from a server without neural mode still parses.
-        let old: ServerMessage =
-            serde_json::from_str(r#"{"type":"welcome","seq":1,"protocol":1,"server":"x"}"#).unwrap();
-        assert!(matches!(old, ServerMessage::Welcome { neural, .. } if !neural.available));
+        let old: ServerEnvelope =
+            serde_json::from_str(r#"{"seq":1,"body":{"type":"welcome","protocol":2,"server":"x"}}"#).unwrap();
+        assert!(matches!(old.body, ServerMessage::Welcome { neural, .. } if !neural.available));
     }
 
     #[test]
     fn server_messages_are_numbered_and_name_their_job() {
-        let mut m = ServerMessage::Error {
-            seq: 0,
-            job: Some(7),
-            reply_to: None,
-            code: ErrorCode::Busy,
-            message: "The server is busy.".into(),
-            retry_after_s: Some(2),
-        };
-        m.set_seq(42);
-        assert_eq!((m.seq(), m.job()), (42, Some(7)));
+        let m = Envelope::job(
+            7,
+            ServerMessage::Error {
+                reply_to: None,
+                code: ErrorCode::Busy,
+                message: "The server is busy.".into(),
+                retry_after_s: Some(2),
+            },
+        )
+        .numbered(42);
         let json = serde_json::to_value(&m).unwrap();
-        assert_eq!(json["type"], "error");
-        assert_eq!(json["code"], "busy");
-        // Older servers' errors (no code) still parse.
-        let old: ServerMessage = serde_json::from_str(r#"{"type":"error","seq":1,"message":"x"}"#).unwrap();
+        assert_eq!((json["seq"].as_u64(), json["job"].as_u64()), (Some(42), Some(7)));
+        assert_eq!(json["body"]["type"], "error");
+        assert_eq!(json["body"]["code"], "busy");
+        let unit = serde_json::to_value(Envelope::job(3, ServerMessage::TraceStart).numbered(1)).unwrap();
+        assert_eq!(
+            unit,
+            serde_json::json!({"seq": 1, "job": 3, "body": {"type": "trace_start"}})
+        );
+        // Errors without a code still parse.
+        let old: ServerEnvelope = serde_json::from_str(r#"{"seq":1,"body":{"type":"error","message":"x"}}"#).unwrap();
         assert!(matches!(
-            old,
+            old.body,
             ServerMessage::Error {
                 code: ErrorCode::Internal,
                 ..

@@ -3,7 +3,7 @@
 //! an open that takes too long is reported, and dropping the socket closes it.
 
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
-use replayground_shared::protocol::{ClientMessage, PROTOCOL_VERSION};
+use replayground_shared::protocol::{ClientMessage, Envelope, PROTOCOL_VERSION};
 use wasm_bindgen::JsCast as _;
 use wasm_bindgen::closure::Closure;
 
@@ -141,17 +141,20 @@ impl PageSocket {
         ))
     }
 
-    /// Sends `message` as JSON; false when the connection is gone.
-    pub fn send(&self, message: &ClientMessage) -> bool {
-        serde_json::to_string(message).is_ok_and(|json| self.socket.send_with_str(&json).is_ok())
+    /// Sends `message` numbered `seq` (a job's message: the job is `seq`); false when the
+    /// connection is gone.
+    pub fn send(&self, seq: u64, message: ClientMessage) -> bool {
+        send_envelope(&self.socket, &Envelope::new(message).numbered(seq))
     }
 
     /// Opens the conversation with the protocol version this page speaks (`seq` 1).
     pub fn hello(&self) -> bool {
-        self.send(&ClientMessage::Hello {
-            seq: 1,
-            protocol: PROTOCOL_VERSION,
-        })
+        self.send(
+            1,
+            ClientMessage::Hello {
+                protocol: PROTOCOL_VERSION,
+            },
+        )
     }
 
     /// A sender into this socket's event channel, for a cancel button to wake the loop.
@@ -163,4 +166,13 @@ impl PageSocket {
     pub fn web_socket(&self) -> web_sys::WebSocket {
         self.socket.clone()
     }
+}
+
+/// Sends a `cancel` of `job`, numbered `seq`, on `socket`; false when it cannot.
+pub fn send_cancel(socket: &web_sys::WebSocket, seq: u64, job: u64) -> bool {
+    send_envelope(socket, &Envelope::job(job, ClientMessage::Cancel).numbered(seq))
+}
+
+fn send_envelope(socket: &web_sys::WebSocket, envelope: &Envelope<ClientMessage>) -> bool {
+    serde_json::to_string(envelope).is_ok_and(|json| socket.send_with_str(&json).is_ok())
 }

@@ -154,7 +154,6 @@ pub fn outcome<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Outcome, D:
 pub struct WireMessage {
     #[serde(rename = "type")]
     pub kind: String,
-    pub job: Option<u64>,
     pub version: Option<u32>,
     pub events: Option<Vec<Event>>,
     pub frames: Option<Vec<Frame>>,
@@ -172,6 +171,15 @@ pub struct WireMessage {
     pub actual: Option<State>,
     /// The sentence of an error body (`{"error": "..."}`).
     pub error: Option<String>,
+}
+
+/// A WebSocket message from the server: the job it concerns and its body (`seq` is
+/// not needed by the page).
+#[derive(Debug, Deserialize)]
+pub struct WireEnvelope {
+    #[serde(default)]
+    pub job: Option<u64>,
+    pub body: WireMessage,
 }
 
 fn some_values<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<Value>>, D::Error> {

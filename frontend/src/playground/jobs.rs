@@ -13,8 +13,8 @@ use replayground_shared::{Event, Frame, Outcome, State, StateTree, Value};
 use serde::Serialize;
 
 use crate::client::http::{RunError, error_from_body, fetch_text};
-use crate::client::socket::{PageSocket, SocketEvent, socket_url};
-use crate::client::wire::{WireMessage, required};
+use crate::client::socket::{PageSocket, SocketEvent, send_cancel, socket_url};
+use crate::client::wire::{WireEnvelope, required};
 
 /// Where the page asks for a trace (same origin as the page).
 pub const TRACE_URL: &str = "/api/trace";
@@ -67,10 +67,7 @@ impl CancelRun {
         let mut state = self.0.borrow_mut();
         state.cancelled = true;
         if let Some((socket, job)) = &state.job {
-            let message = ClientMessage::Cancel { seq: 3, job: *job };
-            if let Ok(json) = serde_json::to_string(&message) {
-                let _ = socket.send_with_str(&json);
-            }
+            send_cancel(socket, 3, *job);
         }
         if let Some(wake) = state.wake.take() {
             let _ = wake.unbounded_send(SocketEvent::CancelRequested);
@@ -127,14 +124,16 @@ pub async fn run_program_streaming(
         };
         match read_server_message(&text)? {
             Incoming::Welcome(_) => {
-                sent(socket.send(&ClientMessage::Trace {
-                    seq: job,
-                    request: ProtocolTraceRequest {
-                        code: code.to_owned(),
-                        stdin: stdin.to_owned(),
-                        max_steps: None,
+                sent(socket.send(
+                    job,
+                    ClientMessage::Trace {
+                        request: ProtocolTraceRequest {
+                            code: code.to_owned(),
+                            stdin: stdin.to_owned(),
+                            max_steps: None,
+                        },
                     },
-                }))?;
+                ))?;
                 cancel.0.borrow_mut().job = Some((socket.web_socket(), job));
                 if cancel.is_cancelled() {
                     cancel.cancel();
@@ -220,10 +219,12 @@ pub async fn predict_streaming(
                     ));
                 }
                 on_progress(PredictProgress::Model(neural.model.unwrap_or_default()));
-                sent(socket.send(&ClientMessage::Predict {
-                    seq: job,
-                    request: request.clone(),
-                }))?;
+                sent(socket.send(
+                    job,
+                    ClientMessage::Predict {
+                        request: request.clone(),
+                    },
+                ))?;
                 cancel.0.borrow_mut().job = Some((socket.web_socket(), job));
             }
             Incoming::PredictToken { job: j, sample, text } if j == job => {
@@ -255,7 +256,7 @@ async fn post_instead(
 
 /// A server message as the run reads it (see `ServerMessage` in the shared protocol).
 ///
-/// Read through the flat [`WireMessage`] rather than as the internally tagged
+/// Read through the flat [`WireMessage`](crate::client::wire::WireMessage) rather than as the internally tagged
 /// `ServerMessage`: serde buffers such an enum and compiles a second copy of every trace
 /// deserializer for the buffer, about 100 KiB of wasm.
 #[derive(Debug, PartialEq)]
@@ -309,10 +310,10 @@ fn read_server_message(text: &str) -> Result<Incoming, RunError> {
     read_wire_message(text).map_err(|e| RunError::Unreadable(e.to_string()))
 }
 
-/// Reads any message through the one flat [`WireMessage`].
+/// Reads any message through the one flat [`WireMessage`](crate::client::wire::WireMessage), inside its envelope.
 fn read_wire_message(text: &str) -> Result<Incoming, serde_json::Error> {
-    let m: WireMessage = serde_json::from_str(text)?;
-    let job = m.job.unwrap_or_default();
+    let WireEnvelope { job, body: m } = serde_json::from_str(text)?;
+    let job = job.unwrap_or_default();
     Ok(match m.kind.as_str() {
         "welcome" => Incoming::Welcome(m.neural.unwrap_or_default()),
         "predict_token" => Incoming::PredictToken {
@@ -360,10 +361,12 @@ mod tests {
 
     #[test]
     fn server_messages_read_as_the_shared_protocol_writes_them() {
-        use replayground_shared::protocol::{ErrorCode, PROTOCOL_VERSION, ServerMessage, SessionLimits};
-        let read = |message: ServerMessage| read_server_message(&serde_json::to_string(&message).unwrap()).unwrap();
+        use replayground_shared::protocol::{Envelope, ErrorCode, PROTOCOL_VERSION, ServerMessage, SessionLimits};
+        let read = |message: ServerMessage| {
+            let envelope = Envelope::job(7, message).numbered(3);
+            read_server_message(&serde_json::to_string(&envelope).unwrap()).unwrap()
+        };
         let welcome = ServerMessage::Welcome {
-            seq: 1,
             protocol: PROTOCOL_VERSION,
             server: "test".into(),
             limits: SessionLimits::default(),
@@ -375,8 +378,6 @@ mod tests {
         };
         assert!(matches!(read(welcome), Incoming::Welcome(n) if n.available && n.model.as_deref() == Some("tiny")));
         let token = ServerMessage::PredictToken {
-            seq: 2,
-            job: 7,
             sample: 1,
             text: "<|line|>".into(),
         };
@@ -389,28 +390,19 @@ mod tests {
             }
         );
         let end = ServerMessage::PredictEnd {
-            seq: 3,
-            job: 7,
             predictions: Vec::new(),
             actual: State::end(),
         };
         assert!(matches!(read(end), Incoming::PredictEnd { job: 7, end } if end.actual == State::end()));
-        assert_eq!(
-            read(ServerMessage::TraceStart { seq: 2, job: 7 }),
-            Incoming::TraceStart { job: 7 }
-        );
+        assert_eq!(read(ServerMessage::TraceStart), Incoming::TraceStart { job: 7 });
         let trace = Trace::empty(Outcome::Finished);
         let chunk = ServerMessage::TraceChunk {
-            seq: 3,
-            job: 7,
             frames: trace.frames.clone(),
             values: trace.values.clone(),
             events: trace.events.clone(),
         };
         assert!(matches!(read(chunk), Incoming::TraceChunk { job: 7, .. }));
         let end = ServerMessage::TraceEnd {
-            seq: 4,
-            job: 7,
             stdout: "out".into(),
             stderr: String::new(),
             outcome: Outcome::Finished,
@@ -426,13 +418,8 @@ mod tests {
                 }
             }
         );
-        assert_eq!(
-            read(ServerMessage::Cancelled { seq: 5, job: 7 }),
-            Incoming::Cancelled { job: 7 }
-        );
+        assert_eq!(read(ServerMessage::Cancelled), Incoming::Cancelled { job: 7 });
         let error = ServerMessage::Error {
-            seq: 6,
-            job: Some(7),
             reply_to: None,
             code: ErrorCode::Busy,
             message: "Busy; try again.".into(),
@@ -444,8 +431,10 @@ mod tests {
                 message: "Busy; try again.".into()
             }
         );
-        assert_eq!(read(ServerMessage::Pong { seq: 7, reply_to: 1 }), Incoming::Other);
+        assert_eq!(read(ServerMessage::Pong { reply_to: 1 }), Incoming::Other);
         assert!(read_server_message("not json").is_err());
+        // A message without its envelope is not one.
+        assert!(read_server_message(r#"{"type":"trace_start","job":7}"#).is_err());
     }
 
     #[test]

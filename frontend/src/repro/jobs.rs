@@ -17,7 +17,7 @@ use wasm_bindgen::closure::Closure;
 use super::draft::UploadedProject;
 use crate::client::http::error_from_body;
 use crate::client::share::{self, SHORT_LINK_PREFIX, StoreError};
-use crate::client::socket::{PageSocket, SocketEvent, socket_url};
+use crate::client::socket::{PageSocket, SocketEvent, send_cancel, socket_url};
 
 /// Where archives are uploaded.
 pub const PROJECTS_URL: &str = "/api/projects";
@@ -69,17 +69,22 @@ pub enum RunEnd {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Incoming {
     Agent {
-        job: u64,
         event: AgentEvent,
     },
-    Cancelled {
-        job: u64,
-    },
+    Cancelled,
     Error {
         message: String,
     },
     #[serde(other)]
     Other,
+}
+
+/// A server message's envelope around [`Incoming`].
+#[derive(Debug, Deserialize)]
+struct IncomingEnvelope {
+    #[serde(default)]
+    job: Option<u64>,
+    body: Incoming,
 }
 
 /// Stops a running job: the server is told, and the run ends with [`RunEnd::Cancelled`].
@@ -116,10 +121,9 @@ pub async fn run_agent(request: ReproRequest, control: &RunControl, mut on_event
             SocketEvent::Open => {
                 opened = true;
                 let job = ClientMessage::Repro {
-                    seq: JOB,
                     request: request.clone(),
                 };
-                if !(socket.hello() && socket.send(&job)) {
+                if !(socket.hello() && socket.send(JOB, job)) {
                     break unreachable();
                 }
             }
@@ -130,7 +134,7 @@ pub async fn run_agent(request: ReproRequest, control: &RunControl, mut on_event
                     break RunEnd::Cancelled;
                 }
                 cancelling = true;
-                if !socket.send(&ClientMessage::Cancel { seq: 3, job: JOB }) {
+                if !send_cancel(&socket.web_socket(), 3, JOB) {
                     break RunEnd::Cancelled;
                 }
             }
@@ -145,8 +149,11 @@ pub async fn run_agent(request: ReproRequest, control: &RunControl, mut on_event
                     "The connection to the server closed before the run ended{why}. Press Run to try again; your report is kept."
                 ));
             }
-            SocketEvent::Message(text) => match serde_json::from_str::<Incoming>(&text) {
-                Ok(Incoming::Agent { job: JOB, event }) => {
+            SocketEvent::Message(text) => match serde_json::from_str::<IncomingEnvelope>(&text) {
+                Ok(IncomingEnvelope {
+                    job: Some(JOB),
+                    body: Incoming::Agent { event },
+                }) => {
                     let end = match &event {
                         AgentEvent::Finished { .. } => Some(RunEnd::Finished),
                         AgentEvent::Failed { .. } => Some(RunEnd::Failed),
@@ -157,8 +164,14 @@ pub async fn run_agent(request: ReproRequest, control: &RunControl, mut on_event
                         break end;
                     }
                 }
-                Ok(Incoming::Cancelled { job: JOB }) => break RunEnd::Cancelled,
-                Ok(Incoming::Error { message }) => break RunEnd::Refused(message),
+                Ok(IncomingEnvelope {
+                    job: Some(JOB),
+                    body: Incoming::Cancelled,
+                }) => break RunEnd::Cancelled,
+                Ok(IncomingEnvelope {
+                    body: Incoming::Error { message },
+                    ..
+                }) => break RunEnd::Refused(message),
                 Ok(_) => {}
                 Err(e) => {
                     break RunEnd::Refused(format!(
@@ -288,33 +301,33 @@ mod tests {
 
     #[test]
     fn server_messages_read_as_the_protocol_writes_them() {
-        use replayground_shared::protocol::{ErrorCode, ServerMessage};
-        let read = |m: &ServerMessage| serde_json::from_str::<Incoming>(&serde_json::to_string(m).unwrap()).unwrap();
+        use replayground_shared::protocol::{Envelope, ErrorCode, ServerMessage};
+        let read = |m: ServerMessage| {
+            let text = serde_json::to_string(&Envelope::job(2, m).numbered(4)).unwrap();
+            serde_json::from_str::<IncomingEnvelope>(&text).unwrap()
+        };
         let event = AgentEvent::Token {
             attempt: 1,
             text: "x".into(),
         };
-        let agent = ServerMessage::Agent {
-            seq: 4,
-            job: 2,
-            event: event.clone(),
-        };
-        assert!(matches!(read(&agent), Incoming::Agent { job: 2, event: e } if e == event));
+        let agent = read(ServerMessage::Agent { event: event.clone() });
+        assert!(matches!(agent, IncomingEnvelope { job: Some(2), body: Incoming::Agent { event: e } } if e == event));
         assert!(matches!(
-            read(&ServerMessage::Cancelled { seq: 5, job: 2 }),
-            Incoming::Cancelled { job: 2 }
+            read(ServerMessage::Cancelled),
+            IncomingEnvelope {
+                job: Some(2),
+                body: Incoming::Cancelled
+            }
         ));
         let error = ServerMessage::Error {
-            seq: 6,
-            job: Some(2),
             reply_to: Some(2),
             code: ErrorCode::BadMessage,
             message: "The report is empty.".into(),
             retry_after_s: None,
         };
-        assert!(matches!(read(&error), Incoming::Error { message } if message == "The report is empty."));
+        assert!(matches!(read(error).body, Incoming::Error { message } if message == "The report is empty."));
         assert!(matches!(
-            read(&ServerMessage::Pong { seq: 7, reply_to: 3 }),
+            read(ServerMessage::Pong { reply_to: 3 }).body,
             Incoming::Other
         ));
     }

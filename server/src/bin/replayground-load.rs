@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use futures_util::{SinkExt as _, StreamExt as _};
-use replayground_shared::protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, TraceRequest};
+use replayground_shared::protocol::{
+    ClientMessage, Envelope, ErrorCode, PROTOCOL_VERSION, ServerEnvelope, ServerMessage, TraceRequest,
+};
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 use tokio_tungstenite::tungstenite::Message;
@@ -152,26 +154,28 @@ async fn open(url: &str) -> anyhow::Result<Socket> {
         .with_context(|| format!("cannot connect to {url}"))?;
     send(
         &mut socket,
-        &ClientMessage::Hello {
-            seq: 1,
+        1,
+        ClientMessage::Hello {
             protocol: PROTOCOL_VERSION,
         },
     )
     .await?;
-    match receive(&mut socket).await? {
+    match receive(&mut socket).await?.body {
         ServerMessage::Welcome { .. } => Ok(socket),
         other => bail!("the server answered hello with {other:?}"),
     }
 }
 
-async fn send(socket: &mut Socket, message: &ClientMessage) -> anyhow::Result<()> {
+/// Sends `message` numbered `seq` (a job's message names the job).
+async fn send(socket: &mut Socket, seq: u64, message: ClientMessage) -> anyhow::Result<()> {
+    let envelope = Envelope::new(message).numbered(seq);
     socket
-        .send(Message::Text(serde_json::to_string(message)?.into()))
+        .send(Message::Text(serde_json::to_string(&envelope)?.into()))
         .await?;
     Ok(())
 }
 
-async fn receive(socket: &mut Socket) -> anyhow::Result<ServerMessage> {
+async fn receive(socket: &mut Socket) -> anyhow::Result<ServerEnvelope> {
     loop {
         match socket.next().await {
             Some(Ok(Message::Text(text))) => return Ok(serde_json::from_str(text.as_str())?),
@@ -295,7 +299,6 @@ async fn session_loop(mut socket: Socket, code: &str, deadline: tokio::time::Ins
     while tokio::time::Instant::now() < deadline {
         seq += 1;
         let request = ClientMessage::Trace {
-            seq,
             request: TraceRequest {
                 code: code.to_owned(),
                 stdin: String::new(),
@@ -303,7 +306,7 @@ async fn session_loop(mut socket: Socket, code: &str, deadline: tokio::time::Ins
             },
         };
         let sent = Instant::now();
-        if send(&mut socket, &request).await.is_err() {
+        if send(&mut socket, seq, request).await.is_err() {
             tally.error("connection lost".into()).await;
             survived = false;
             break;
@@ -313,14 +316,12 @@ async fn session_loop(mut socket: Socket, code: &str, deadline: tokio::time::Ins
             match tokio::time::timeout(Duration::from_secs(60), receive(&mut socket)).await {
                 Err(_) => break Err("no answer within 60 s".to_owned()),
                 Ok(Err(e)) => break Err(format!("connection lost: {e:#}")),
-                Ok(Ok(ServerMessage::TraceChunk { events: chunk, .. })) => events += chunk.len() as u64,
-                Ok(Ok(ServerMessage::TraceEnd { job, .. })) if job == seq => break Ok(()),
-                Ok(Ok(ServerMessage::Error {
-                    job: Some(job), code, ..
-                })) if job == seq => {
-                    break Err(format!("{code:?}"));
-                }
-                Ok(Ok(_)) => {}
+                Ok(Ok(Envelope { job, body, .. })) => match body {
+                    ServerMessage::TraceChunk { events: chunk, .. } => events += chunk.len() as u64,
+                    ServerMessage::TraceEnd { .. } if job == Some(seq) => break Ok(()),
+                    ServerMessage::Error { code, .. } if job == Some(seq) => break Err(format!("{code:?}")),
+                    _ => {}
+                },
             }
         };
         match result {
@@ -363,11 +364,13 @@ async fn idle(args: IdleArgs) -> anyhow::Result<()> {
     // Ping every session once: they are all still alive and served.
     let mut alive = 0usize;
     for (i, socket) in sockets.iter_mut().enumerate() {
-        let ping = ClientMessage::Ping { seq: 2 + i as u64 };
-        if send(socket, &ping).await.is_ok()
+        if send(socket, 2 + i as u64, ClientMessage::Ping).await.is_ok()
             && matches!(
                 tokio::time::timeout(Duration::from_secs(10), receive(socket)).await,
-                Ok(Ok(ServerMessage::Pong { .. }))
+                Ok(Ok(Envelope {
+                    body: ServerMessage::Pong { .. },
+                    ..
+                }))
             )
         {
             alive += 1;

@@ -18,7 +18,9 @@ use replayground_server::sandbox::{
     Unsandboxed,
 };
 use replayground_server::store::Store;
-use replayground_shared::protocol::{ClientMessage, PROTOCOL_VERSION, ServerMessage};
+use replayground_shared::protocol::{
+    ClientEnvelope, ClientMessage, Envelope, PROTOCOL_VERSION, ServerEnvelope, ServerMessage,
+};
 use tokio::sync::Notify;
 
 /// What a [`FakeSandbox`] does with every job.
@@ -342,18 +344,30 @@ pub(crate) async fn ws_open(running: &Running) -> Socket {
     socket
 }
 
+/// A client message numbered `seq` (a job's message: the job is `seq`).
+pub(crate) fn numbered(seq: u64, body: ClientMessage) -> ClientEnvelope {
+    Envelope::new(body).numbered(seq)
+}
+
+/// A `cancel` of `job`, numbered `seq`.
+pub(crate) fn cancel(seq: u64, job: u64) -> ClientEnvelope {
+    Envelope::job(job, ClientMessage::Cancel).numbered(seq)
+}
+
 /// Opens a WebSocket, says hello and returns the server's welcome.
 pub(crate) async fn ws_greeted(running: &Running) -> (Socket, ServerMessage) {
     let mut socket = ws_open(running).await;
     ws_send(
         &mut socket,
-        &ClientMessage::Hello {
-            seq: 1,
-            protocol: PROTOCOL_VERSION,
-        },
+        &numbered(
+            1,
+            ClientMessage::Hello {
+                protocol: PROTOCOL_VERSION,
+            },
+        ),
     )
     .await;
-    let welcome = ws_message(&mut socket).await;
+    let welcome = ws_message(&mut socket).await.body;
     assert!(
         matches!(welcome, ServerMessage::Welcome { .. }),
         "no welcome: {welcome:?}"
@@ -361,7 +375,7 @@ pub(crate) async fn ws_greeted(running: &Running) -> (Socket, ServerMessage) {
     (socket, welcome)
 }
 
-pub(crate) async fn ws_send(socket: &mut Socket, message: &ClientMessage) {
+pub(crate) async fn ws_send(socket: &mut Socket, message: &ClientEnvelope) {
     use futures_util::SinkExt as _;
     socket
         .send(tokio_tungstenite::tungstenite::Message::Text(
@@ -374,7 +388,7 @@ pub(crate) async fn ws_send(socket: &mut Socket, message: &ClientMessage) {
 /// What the socket delivered next: a message, or the end of the session.
 #[derive(Debug)]
 pub(crate) enum Received {
-    Message(ServerMessage),
+    Message(ServerEnvelope),
     Closed(Option<tokio_tungstenite::tungstenite::protocol::CloseFrame>),
 }
 
@@ -397,8 +411,13 @@ pub(crate) async fn ws_receive(socket: &mut Socket, wait: Duration) -> Received 
 
 /// The next message; a closed session fails the test. Debug builds run the agent and the
 /// models slowly, so the wait is generous.
-pub(crate) async fn ws_message(socket: &mut Socket) -> ServerMessage {
-    match ws_receive(socket, Duration::from_secs(120)).await {
+pub(crate) async fn ws_message(socket: &mut Socket) -> ServerEnvelope {
+    ws_message_within(socket, Duration::from_secs(120)).await
+}
+
+/// The next message within `wait`; a closed session fails the test.
+pub(crate) async fn ws_message_within(socket: &mut Socket, wait: Duration) -> ServerEnvelope {
+    match ws_receive(socket, wait).await {
         Received::Message(message) => message,
         Received::Closed(frame) => panic!("closed: {frame:?}"),
     }

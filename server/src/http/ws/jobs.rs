@@ -6,7 +6,9 @@ use std::net::IpAddr;
 use std::time::Instant;
 
 use futures_util::future::BoxFuture;
-use replayground_shared::protocol::{ErrorCode, ServerMessage, TraceProgress, chunk_trace_from};
+use replayground_shared::protocol::{
+    Envelope, ErrorCode, ServerEnvelope, ServerMessage, TraceProgress, chunk_trace_from,
+};
 use replayground_shared::trace::Trace;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -30,7 +32,7 @@ pub(super) enum JobSpec {
 pub(super) struct JobContext {
     pub(super) state: AppState,
     pub(super) id: u64,
-    pub(super) data: mpsc::Sender<ServerMessage>,
+    pub(super) data: mpsc::Sender<ServerEnvelope>,
     pub(super) cancel: CancellationToken,
     pub(super) events_per_chunk: usize,
     /// The session's client, for its fair share of the job slots.
@@ -50,13 +52,18 @@ impl JobContext {
     /// Queues a job message, waiting for room; `false` when the job was cancelled or the client is gone.
     async fn send(&self, message: ServerMessage) -> bool {
         tokio::select! {
-            sent = self.data.send(message) => sent.is_ok(),
+            sent = self.data.send(Envelope::job(self.id, message)) => sent.is_ok(),
             () = self.cancel.cancelled() => false,
         }
     }
 
+    /// Sends the message that ends the job, even when the job was cancelled.
+    async fn end(&self, last: ServerMessage) {
+        let _ = self.data.send(Envelope::job(self.id, last)).await;
+    }
+
     fn error(&self, code: ErrorCode, message: String) -> ServerMessage {
-        error(Some(self.id), None, code, message)
+        error(Some(self.id), None, code, message).body
     }
 
     /// The message that ends a cancelled job: the client's `cancel`, or the shutdown.
@@ -67,7 +74,7 @@ impl JobContext {
                 "The server is shutting down and stopped this program; try again in a moment.".into(),
             )
         } else {
-            ServerMessage::Cancelled { seq: 0, job: self.id }
+            ServerMessage::Cancelled
         }
     }
 
@@ -91,7 +98,7 @@ async fn predict_job(context: JobContext, job: PredictJob) {
         context.client,
     )
     .await;
-    let _ = context.data.send(last.unwrap_or_else(|| context.cancelled())).await;
+    context.end(last.unwrap_or_else(|| context.cancelled())).await;
 }
 
 /// Agent events waiting to be forwarded to the client; a slow client slows the agent.
@@ -102,7 +109,7 @@ const AGENT_EVENT_QUEUE: usize = 64;
 #[tracing::instrument(skip_all, fields(job = context.id))]
 async fn repro_job(context: JobContext, job: ReproJob) {
     if let Some(last) = repro_job_messages(&context, job).await {
-        let _ = context.data.send(last).await;
+        context.end(last).await;
     }
 }
 
@@ -127,11 +134,7 @@ async fn repro_job_messages(context: &JobContext, job: ReproJob) -> Option<Serve
                 replayground_shared::repro::AgentEvent::Finished { .. }
                     | replayground_shared::repro::AgentEvent::Failed { .. }
             );
-            let message = ServerMessage::Agent {
-                seq: 0,
-                job: context.id,
-                event,
-            };
+            let message = ServerMessage::Agent { event };
             if !context.send(message).await {
                 return false;
             }
@@ -158,22 +161,18 @@ async fn repro_job_messages(context: &JobContext, job: ReproJob) -> Option<Serve
 async fn trace_job(context: JobContext, job: TraceJob) {
     let last = trace_job_messages(&context, &job).await;
     // The last message goes out even when the job was cancelled (then it says so).
-    let _ = context.data.send(last).await;
+    context.end(last).await;
 }
 
 async fn trace_job_messages(context: &JobContext, job: &TraceJob) -> ServerMessage {
     let state = &context.state;
-    let start = ServerMessage::TraceStart {
-        seq: 0,
-        job: context.id,
-    };
     let mut live = LiveChunks::new(context);
     let run = state
         .run_in_slot(
             context.client,
             job,
             &context.cancel,
-            async || context.send(start).await,
+            async || context.send(ServerMessage::TraceStart).await,
             &mut |assembler| live.observe(assembler),
         )
         .await;
@@ -189,13 +188,7 @@ async fn trace_job_messages(context: &JobContext, job: &TraceJob) -> ServerMessa
         );
     }
     for (frames, values, events) in chunk_trace_from(&trace, sent, context.events_per_chunk) {
-        let chunk = ServerMessage::TraceChunk {
-            seq: 0,
-            job: context.id,
-            frames,
-            values,
-            events,
-        };
+        let chunk = ServerMessage::TraceChunk { frames, values, events };
         if !context.send(chunk).await {
             return context.cancelled();
         }
@@ -207,8 +200,6 @@ async fn trace_job_messages(context: &JobContext, job: &TraceJob) -> ServerMessa
         ..
     } = trace;
     ServerMessage::TraceEnd {
-        seq: 0,
-        job: context.id,
         stdout,
         stderr,
         outcome,
@@ -254,13 +245,14 @@ impl<'a> LiveChunks<'a> {
                 self.max_stdout_len = self.max_stdout_len.max(e.stdout_len);
                 self.max_stderr_len = self.max_stderr_len.max(e.stderr_len);
             }
-            permit.send(ServerMessage::TraceChunk {
-                seq: 0,
-                job: self.context.id,
-                frames: assembler.frames()[self.sent.frames..].to_vec(),
-                values: assembler.values()[self.sent.values..].to_vec(),
-                events: events.to_vec(),
-            });
+            permit.send(Envelope::job(
+                self.context.id,
+                ServerMessage::TraceChunk {
+                    frames: assembler.frames()[self.sent.frames..].to_vec(),
+                    values: assembler.values()[self.sent.values..].to_vec(),
+                    events: events.to_vec(),
+                },
+            ));
             self.sent = TraceProgress {
                 frames: assembler.frames().len(),
                 values: assembler.values().len(),

@@ -24,7 +24,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt as _, StreamExt as _};
-use replayground_shared::protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, SessionLimits};
+use replayground_shared::protocol::{
+    ClientEnvelope, ClientMessage, Envelope, ErrorCode, PROTOCOL_VERSION, ServerEnvelope, ServerMessage, SessionLimits,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -160,30 +162,31 @@ enum Request {
         id: u64,
         spec: Result<JobSpec, RequestError>,
     },
+    /// `None`: the envelope named no job.
     Cancel {
-        job: u64,
+        job: Option<u64>,
     },
     Ping,
 }
 
-impl From<ClientMessage> for Request {
-    fn from(message: ClientMessage) -> Self {
-        match message {
-            ClientMessage::Hello { protocol, .. } => Self::Hello { protocol },
-            ClientMessage::Trace { seq, request } => Self::Job {
+impl From<ClientEnvelope> for Request {
+    fn from(Envelope { seq, job, body }: ClientEnvelope) -> Self {
+        match body {
+            ClientMessage::Hello { protocol } => Self::Hello { protocol },
+            ClientMessage::Trace { request } => Self::Job {
                 id: seq,
                 spec: TraceJob::try_from(request).map(JobSpec::Trace),
             },
-            ClientMessage::Repro { seq, request } => Self::Job {
+            ClientMessage::Repro { request } => Self::Job {
                 id: seq,
                 spec: ReproJob::try_from(request).map(|job| JobSpec::Repro(Box::new(job))),
             },
-            ClientMessage::Predict { seq, request } => Self::Job {
+            ClientMessage::Predict { request } => Self::Job {
                 id: seq,
                 spec: PredictJob::try_from(request).map(JobSpec::Predict),
             },
-            ClientMessage::Cancel { job, .. } => Self::Cancel { job },
-            ClientMessage::Ping { .. } => Self::Ping,
+            ClientMessage::Cancel => Self::Cancel { job },
+            ClientMessage::Ping => Self::Ping,
         }
     }
 }
@@ -191,8 +194,8 @@ impl From<ClientMessage> for Request {
 struct Session {
     state: AppState,
     ip: IpAddr,
-    control: mpsc::Sender<ServerMessage>,
-    data: mpsc::Sender<ServerMessage>,
+    control: mpsc::Sender<ServerEnvelope>,
+    data: mpsc::Sender<ServerEnvelope>,
     ended_tx: mpsc::UnboundedSender<u64>,
     /// Cancels every job of the session (a child of the server's `cancel_jobs`).
     cancel_all: CancellationToken,
@@ -311,7 +314,7 @@ impl Session {
             }
             Event::HandshakeTimeout => {
                 let message = format!(
-                    "No hello arrived within {} s; send {{\"type\": \"hello\", \"seq\": 1, \"protocol\": {PROTOCOL_VERSION}}} first.",
+                    "No hello arrived within {} s; send {{\"seq\": 1, \"body\": {{\"type\": \"hello\", \"protocol\": {PROTOCOL_VERSION}}}}} first.",
                     config.handshake_timeout.as_secs_f64()
                 );
                 self.reply(error(None, None, ErrorCode::Handshake, message));
@@ -357,7 +360,7 @@ impl Session {
             Message::Ping(_) | Message::Pong(_) => return Flow::Continue,
             Message::Close(_) => return Flow::Close(close_code::NORMAL, String::new()),
         };
-        let message: ClientMessage = match serde_json::from_str(text.as_str()) {
+        let message: ClientEnvelope = match serde_json::from_str(text.as_str()) {
             Ok(message) => message,
             Err(e) => {
                 let seq = serde_json::from_str::<serde_json::Value>(text.as_str())
@@ -365,11 +368,11 @@ impl Session {
                     .and_then(|v| v.get("seq").and_then(serde_json::Value::as_u64));
                 return self.bad_message(
                     seq,
-                    format!("The message is not a client message ({e}); see ClientMessage in the protocol."),
+                    format!("The message is not a client message ({e}); send {{\"seq\": N, \"body\": {{\"type\": ...}}}} as the protocol's ClientMessage says."),
                 );
             }
         };
-        let seq = message.seq();
+        let seq = message.seq;
         if let Some(last) = self.last_seq
             && seq <= last
         {
@@ -382,8 +385,7 @@ impl Session {
         match (self.greeted, Request::from(message)) {
             (false, Request::Hello { protocol }) if protocol == PROTOCOL_VERSION => {
                 self.greeted = true;
-                self.reply(ServerMessage::Welcome {
-                    seq: 0,
+                self.reply(Envelope::new(ServerMessage::Welcome {
                     protocol: PROTOCOL_VERSION,
                     server: format!("replayground {}", env!("CARGO_PKG_VERSION")),
                     limits: SessionLimits {
@@ -394,7 +396,7 @@ impl Session {
                         events_per_chunk: config.events_per_chunk as u32,
                     },
                     neural: self.state.neural.capability(),
-                })
+                }))
             }
             (false, Request::Hello { protocol }) => {
                 self.reply(error(
@@ -415,8 +417,12 @@ impl Session {
                 Flow::Close(close_code::POLICY, "the first message must be hello".into())
             }
             (true, Request::Hello { .. }) => self.bad_message(Some(seq), "This session already said hello.".into()),
-            (true, Request::Ping) => self.reply(ServerMessage::Pong { seq: 0, reply_to: seq }),
-            (true, Request::Cancel { job }) => match self.jobs.get(&job) {
+            (true, Request::Ping) => self.reply(Envelope::new(ServerMessage::Pong { reply_to: seq })),
+            (true, Request::Cancel { job: None }) => self.bad_message(
+                Some(seq),
+                "A cancel must name its job: set the envelope's \"job\".".into(),
+            ),
+            (true, Request::Cancel { job: Some(job) }) => match self.jobs.get(&job) {
                 Some(token) => {
                     token.cancel();
                     Flow::Continue
@@ -464,7 +470,7 @@ impl Session {
                 ErrorCode::RateLimited,
                 format!("Too many programs from your address; wait {seconds} s and try again."),
             );
-            if let ServerMessage::Error { retry_after_s, .. } = &mut refusal {
+            if let ServerMessage::Error { retry_after_s, .. } = &mut refusal.body {
                 *retry_after_s = Some(seconds);
             }
             return self.reply(refusal);
@@ -498,7 +504,7 @@ impl Session {
     }
 
     /// Queues an answer; a client that lets the answers pile up is disconnected.
-    fn reply(&mut self, message: ServerMessage) -> Flow {
+    fn reply(&mut self, message: ServerEnvelope) -> Flow {
         match self.control.try_send(message) {
             Ok(()) => Flow::Continue,
             Err(mpsc::error::TrySendError::Full(_)) => {
@@ -510,15 +516,17 @@ impl Session {
     }
 }
 
-fn error(job: Option<u64>, reply_to: Option<u64>, code: ErrorCode, message: String) -> ServerMessage {
+fn error(job: Option<u64>, reply_to: Option<u64>, code: ErrorCode, message: String) -> ServerEnvelope {
     let retry_after_s = (code == ErrorCode::Busy && job.is_some()).then_some(BUSY_RETRY_AFTER_S);
-    ServerMessage::Error {
+    Envelope {
         seq: 0,
         job,
-        reply_to,
-        code,
-        message,
-        retry_after_s,
+        body: ServerMessage::Error {
+            reply_to,
+            code,
+            message,
+            retry_after_s,
+        },
     }
 }
 
@@ -541,14 +549,14 @@ fn is_too_long(e: axum::Error) -> bool {
 /// Sends queued messages, numbering them, until told to close or the client is gone.
 async fn write_loop(
     mut sink: SplitSink<WebSocket, Message>,
-    mut control: mpsc::Receiver<ServerMessage>,
-    mut data: mpsc::Receiver<ServerMessage>,
+    mut control: mpsc::Receiver<ServerEnvelope>,
+    mut data: mpsc::Receiver<ServerEnvelope>,
     mut close: oneshot::Receiver<CloseFrame>,
     send_timeout: Duration,
 ) -> WriterEnd {
     let mut seq = 0u64;
     loop {
-        let mut next = tokio::select! {
+        let next = tokio::select! {
             biased;
             frame = &mut close => {
                 return close_with(sink, &mut control, &mut data, &mut seq, frame.ok()).await;
@@ -557,8 +565,7 @@ async fn write_loop(
             Some(message) = data.recv() => message,
         };
         seq += 1;
-        next.set_seq(seq);
-        let Ok(text) = serde_json::to_string(&next) else {
+        let Ok(text) = serde_json::to_string(&next.numbered(seq)) else {
             continue;
         };
         let sent = tokio::select! {
@@ -578,16 +585,15 @@ async fn write_loop(
 /// Flushes what is queued, then sends the close frame; all within [`CLOSE_FLUSH`].
 async fn close_with(
     mut sink: SplitSink<WebSocket, Message>,
-    control: &mut mpsc::Receiver<ServerMessage>,
-    data: &mut mpsc::Receiver<ServerMessage>,
+    control: &mut mpsc::Receiver<ServerEnvelope>,
+    data: &mut mpsc::Receiver<ServerEnvelope>,
     seq: &mut u64,
     frame: Option<CloseFrame>,
 ) -> WriterEnd {
     let flush = async {
-        while let Ok(mut message) = control.try_recv().or_else(|_| data.try_recv()) {
+        while let Ok(message) = control.try_recv().or_else(|_| data.try_recv()) {
             *seq += 1;
-            message.set_seq(*seq);
-            if let Ok(text) = serde_json::to_string(&message) {
+            if let Ok(text) = serde_json::to_string(&message.numbered(*seq)) {
                 sink.send(Message::Text(text.into())).await?;
             }
         }
