@@ -527,19 +527,15 @@ async fn run(
                     }
                 }
             } else {
-                let next = match &previous {
-                    None => Some(generate::rule_candidate(&input)),
-                    Some((candidate, checked)) if refining => {
-                        let feedback = Feedback {
-                            verdicts: &checked.verdicts,
-                            diagnostics: &checked.diagnostics,
-                            run: checked.run.as_ref(),
-                        };
-                        refine::rule_refine(&input, candidate, &feedback)
-                    }
-                    // Without refinement the rules would write the same script again.
-                    Some(_) => None,
-                };
+                let feedback = previous.as_ref().map(|(candidate, checked)| {
+                    let feedback = Feedback {
+                        verdicts: &checked.verdicts,
+                        diagnostics: &checked.diagnostics,
+                        run: checked.run.as_ref(),
+                    };
+                    (candidate, feedback)
+                });
+                let next = refine::next_rule_candidate(&input, feedback, refining);
                 let Some(next) = next else {
                     if round > 0 {
                         say(events, Stage::Refine, "no further edit applies to this candidate").await;

@@ -508,6 +508,7 @@ pub fn with_dependencies(project: &Project, path: &str, start_line: u32, end_lin
 mod tests {
     use super::*;
     use crate::project::SourceFile;
+
     #[test]
     fn module_level_constants_are_dependencies() {
         let project = Project {

@@ -1,6 +1,7 @@
 //! Refinement (RepGen §3.3): the checks' feedback on one candidate turned into the next.
 //! An LLM gets the feedback as text with its previous script ([`feedback_text`]); the
-//! rule-based generator applies the edits the feedback calls for ([`rule_refine`]): an
+//! rule-based generator applies the edits the feedback calls for ([`rule_refine`], as
+//! [`next_rule_candidate`] decides): an
 //! undefined name gets an import or a definition, a line that does not parse is commented
 //! out, a run stopped at the time limit gets smaller loops.
 
@@ -11,7 +12,7 @@ use crate::edits::{
     append_observer, comment_out_unparsable, complete_imports, define_undefined, detach_project_imports,
     inferred_shape, shrink_loops, synthesize_data,
 };
-use crate::generate::{Candidate, GenInput};
+use crate::generate::{Candidate, GenInput, rule_candidate};
 use replayground_exec::sandbox::Termination;
 
 /// What the checks said about the previous candidate.
@@ -36,6 +37,22 @@ pub fn feedback_text(verdicts: &[CheckVerdict]) -> String {
             .collect();
     }
     lines.join("\n")
+}
+
+/// The rule-based generator's next candidate: the first one from the report, then, with
+/// refinement on, the edits the previous candidate's feedback calls for; `None` when no
+/// new script would come.
+pub fn next_rule_candidate(
+    input: &GenInput<'_>,
+    previous: Option<(&Candidate, Feedback<'_>)>,
+    refining: bool,
+) -> Option<Candidate> {
+    match previous {
+        None => Some(rule_candidate(input)),
+        Some((candidate, feedback)) if refining => rule_refine(input, candidate, &feedback),
+        // Without refinement the rules would write the same script again.
+        Some(_) => None,
+    }
 }
 
 /// The next candidate without a model, driven by the feedback; `None` when no edit applies.
@@ -100,10 +117,10 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::rule_candidate;
     use crate::project::{Project, SourceFile};
     use crate::restructure::restructure_rules;
     use replayground_shared::repro::BugReport;
+
     #[test]
     fn refinement_follows_the_feedback() {
         let report = BugReport {
@@ -112,14 +129,7 @@ mod tests {
             ..BugReport::default()
         };
         let r = restructure_rules(&report);
-        let input = GenInput {
-            project_modules: &[],
-            project: None,
-            report: &report,
-            restructured: &r,
-            plan: &[],
-            context: None,
-        };
+        let input = GenInput::of_report(&report, &r);
         let first = rule_candidate(&input);
         let diagnostics: Vec<RuffDiagnostic> = serde_json::from_str(
             r#"[{"code": "F821", "message": "Undefined name `x`", "location": {"row": 3, "column": 1}}]"#,
@@ -206,5 +216,28 @@ mod tests {
             defined.code.find("a_model = build()").expect("the entry point's line"),
         );
         assert!(function < built, "{}", defined.code);
+    }
+
+    #[test]
+    fn the_rules_refine_only_when_refinement_is_on() {
+        let report = BugReport {
+            snippets: vec!["print(1)\n".into()],
+            ..BugReport::default()
+        };
+        let r = restructure_rules(&report);
+        let input = GenInput::of_report(&report, &r);
+        assert_eq!(next_rule_candidate(&input, None, false), Some(rule_candidate(&input)));
+        let broken = Candidate {
+            code: "x = (\nprint(x)\n".to_owned(),
+            edits: Vec::new(),
+        };
+        let verdicts = [crate::checks::structural(&broken.code)];
+        let feedback = Feedback {
+            verdicts: &verdicts,
+            ..Feedback::default()
+        };
+        assert!(next_rule_candidate(&input, Some((&broken, feedback)), false).is_none());
+        let fixed = next_rule_candidate(&input, Some((&broken, feedback)), true).unwrap();
+        assert!(fixed.code.contains("# replayground: does not parse"), "{}", fixed.code);
     }
 }

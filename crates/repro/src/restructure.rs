@@ -194,6 +194,7 @@ pub fn unstructured(report: &BugReport) -> RestructuredReport {
 mod tests {
     use super::*;
     use crate::llm::{ScriptedLlm, ScriptedReply};
+
     #[test]
     fn a_warning_in_the_headline_makes_a_warning_report() {
         let report = restructure_rules(&BugReport {

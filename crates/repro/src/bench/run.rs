@@ -425,6 +425,7 @@ mod tests {
     use super::super::suite::CaseTruth;
     use super::*;
     use replayground_shared::repro::BugReport;
+
     #[test]
     fn variants_put_the_full_agent_first_and_never_repeat() {
         let variants = Variant::list(&[Stage::Context], true);

@@ -140,6 +140,7 @@ pub fn load_suite(dir: &Path) -> Result<Vec<Case>, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn bad_ground_truth_is_named() {
         let dir = tempfile::tempdir().unwrap();

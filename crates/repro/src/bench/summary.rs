@@ -323,6 +323,7 @@ impl BenchSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     fn loops(expected: &[&str], found: &[&str]) -> LoopResult {
         LoopResult {
             expected: expected.iter().map(|s| (*s).to_owned()).collect(),

@@ -140,6 +140,7 @@ fn strip_tracebacks(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn metrics_and_exploding_losses_are_read_from_output() {
         let m = metrics("epoch 1 loss: 0.5\nepoch 2 loss=12000.0 acc 0.1\nloss nan");

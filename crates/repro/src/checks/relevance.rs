@@ -82,6 +82,7 @@ pub async fn relevance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[tokio::test]
     async fn relevance_without_models_uses_word_overlap() {
         let report = "the softmax cross entropy loss becomes nan with large logits";

@@ -282,6 +282,7 @@ pub async fn runtime(
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn framework_imports_raise_the_limits_and_nothing_else_does() {
         let base = RunLimits {

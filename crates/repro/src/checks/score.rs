@@ -290,6 +290,7 @@ mod tests {
     use super::*;
     use crate::restructure::restructure_rules;
     use replayground_shared::repro::BugReport;
+
     #[test]
     fn runs_are_scored_against_the_report() {
         let crash = restructure_rules(&BugReport {

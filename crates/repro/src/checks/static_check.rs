@@ -148,6 +148,7 @@ pub async fn static_check(code: &str, ruff: Option<&Path>) -> (CheckVerdict, Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[tokio::test]
     async fn ruff_finds_undefined_names_or_says_it_is_missing() {
         let (skipped, _) = static_check("x = y", None).await;

@@ -67,6 +67,7 @@ pub fn structural(code: &str) -> CheckVerdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn structural_errors_have_a_position() {
         assert!(structural("import numpy as np\nx = np.zeros(3)\n").passed);

@@ -125,6 +125,7 @@ pub(crate) fn shape_literal(shape: &[usize]) -> String {
 mod tests {
     use super::*;
     use crate::edits::complete_imports::undefined_known_names;
+
     #[test]
     fn defined_names_are_not_imported_again() {
         assert!(defines("import numpy as np", "np"));

@@ -147,6 +147,7 @@ pub(crate) fn define_undefined(
 mod tests {
     use super::*;
     use crate::project::SourceFile;
+
     #[test]
     fn synthetic_labels_follow_how_the_code_uses_them() {
         let one_hot = "Y = np.eye(10)[y]\nloss = -np.mean(np.log(p) * Y)\n";

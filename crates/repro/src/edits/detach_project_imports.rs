@@ -147,6 +147,7 @@ fn detach_imports_once(code: &mut String, modules: &[String], mut found: impl Fn
 mod tests {
     use super::super::hoist_main_blocks::hoist_main_blocks;
     use super::*;
+
     #[test]
     fn project_imports_are_inlined_and_the_entry_point_goes_last() {
         let modules = vec!["train".to_owned(), "pkg.data".to_owned(), "losses".to_owned()];

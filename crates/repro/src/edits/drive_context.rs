@@ -69,6 +69,7 @@ pub(crate) fn drive_context(code: &mut String, context_code: &str, shape: &[usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn uncalled_context_functions_are_driven_with_synthetic_inputs() {
         let context = "import numpy as np\n\ndef helper(v):\n    return v * 2\n\ndef train(X, y, lr=0.1, epochs=5):\n    return helper(X).sum() + y.sum()\n";

@@ -51,6 +51,7 @@ pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn a_removed_api_that_is_the_bug_is_kept() {
         let mut code = "x = np.float(1)\ny = np.int(2)\n".to_owned();

@@ -132,6 +132,7 @@ pub(crate) fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<Stri
 mod tests {
     use super::*;
     use crate::edits::complete_imports;
+
     #[test]
     fn pandas_frames_keep_the_columns_the_code_uses() {
         let mut code = "df = pd.read_csv('train.csv')\ny = df['label']\n".to_owned();

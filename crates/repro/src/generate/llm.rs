@@ -117,6 +117,7 @@ mod tests {
     use super::*;
     use crate::restructure::restructure_rules;
     use replayground_shared::repro::BugReport;
+
     #[tokio::test]
     async fn an_llms_draft_goes_through_the_rules_as_tools() {
         use crate::llm::{ScriptedLlm, ScriptedReply};
@@ -125,14 +126,7 @@ mod tests {
             ..BugReport::default()
         };
         let restructured = restructure_rules(&report);
-        let input = GenInput {
-            project_modules: &[],
-            project: None,
-            report: &report,
-            restructured: &restructured,
-            plan: &[],
-            context: None,
-        };
+        let input = GenInput::of_report(&report, &restructured);
         // A draft without its imports or seeds, training for far too long.
         let draft = "Here it is:\n```python\nw = np.zeros(3)\nfor epoch in range(500000):\n    w -= 0.1 * np.ones(3)\nprint(w)\n```\n";
         let llm = ScriptedLlm::new(vec![ScriptedReply::Any(draft.into())]);

@@ -39,3 +39,18 @@ pub struct GenInput<'a> {
     /// The project itself, whose modules a candidate inlines instead of importing.
     pub project: Option<&'a Project>,
 }
+
+#[cfg(test)]
+impl<'a> GenInput<'a> {
+    /// The input for a report alone: no plan, no context, no project.
+    pub(crate) fn of_report(report: &'a BugReport, restructured: &'a RestructuredReport) -> Self {
+        Self {
+            report,
+            restructured,
+            plan: &[],
+            context: None,
+            project_modules: &[],
+            project: None,
+        }
+    }
+}

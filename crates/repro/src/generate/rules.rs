@@ -203,15 +203,9 @@ mod tests {
     use crate::edits::OBSERVER_MARK;
     use crate::restructure::restructure_rules;
     use replayground_shared::repro::{BugReport, RestructuredReport};
+
     fn input_for(report: &BugReport, restructured: &RestructuredReport) -> Candidate {
-        rule_candidate(&GenInput {
-            project_modules: &[],
-            project: None,
-            report,
-            restructured,
-            plan: &[],
-            context: None,
-        })
+        rule_candidate(&GenInput::of_report(report, restructured))
     }
 
     #[test]
