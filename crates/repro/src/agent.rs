@@ -22,13 +22,17 @@ use tokio_util::task::TaskTracker;
 type Work<'a> = (&'a CancellationToken, &'a TaskTracker);
 
 use super::checks::{self, RuffDiagnostic, RunObservation};
-use super::embed::{CrossEncoder, Embedder};
-use super::generate::{self, Candidate, Feedback, GenInput};
+use super::context::{
+    self,
+    embed::{CrossEncoder, Embedder},
+};
+use super::generate::{self, Candidate, GenInput};
 use super::llm::Llm;
 use super::plan;
 use super::project::Project;
-use super::report::{self, classify, code_snippets, detect_framework, report_text};
-use super::retrieval::{RetrievalConfig, Retriever};
+use super::refine::{self, Feedback};
+use super::report::report_text;
+use super::restructure;
 use replayground_exec::sandbox::{RunLimits, Sandbox};
 use replayground_neural::service::NeuralService;
 
@@ -248,111 +252,6 @@ async fn say(events: &Sender<AgentEvent>, stage: Stage, message: impl Into<Strin
     .await;
 }
 
-/// The restructuring without its stage: the report's own fields, classified as they are.
-fn unstructured(report: &BugReport) -> RestructuredReport {
-    let problem = [report.title.as_str(), &report.description, &report.free_text]
-        .iter()
-        .filter(|t| !t.trim().is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let symptom = classify(&format!("{problem}\n{}", report.observed));
-    let framework = detect_framework(&format!(
-        "{}\n{}",
-        code_snippets(report).join("\n"),
-        report_text(report)
-    ));
-    RestructuredReport {
-        problem,
-        observed: report.observed.clone(),
-        expected: report.expected.clone(),
-        steps: Vec::new(),
-        symptom,
-        framework,
-        refined_by_llm: false,
-    }
-}
-
-async fn find_contexts(
-    report: &BugReport,
-    project: Arc<Project>,
-    deps: &AgentDeps,
-    config: &AgentConfig,
-    events: &Sender<AgentEvent>,
-    (cancel, threads): Work<'_>,
-) -> Vec<RankedContext> {
-    let files = project.python_files().count();
-    say(events, Stage::Context, format!("indexing {files} Python file(s)")).await;
-    if deps.embedder.is_none() {
-        say(
-            events,
-            Stage::Context,
-            "no embedding model (run `cargo xtask setup` or set REPLAYGROUND_EMBEDDINGS): ranking by BM25 only",
-        )
-        .await;
-    }
-    let query = format!("{}\n{}", report_text(report), code_snippets(report).join("\n"));
-    let embedder = deps.embedder.clone();
-    let reranker = deps.reranker.clone();
-    let progress_events = events.clone();
-    let top_k = config.max_contexts.max(1);
-    // Chunking, embedding and searching are CPU-bound: off the async threads.
-    let cancel = cancel.clone();
-    let built = threads
-        .spawn_blocking(move || {
-            let mut last = 0;
-            let mut progress = |done, total| {
-                if done == total || done >= last + 32 {
-                    last = done;
-                    let _ = progress_events.blocking_send(AgentEvent::Progress {
-                        stage: Stage::Context,
-                        message: format!("embedding {done}/{total} chunks"),
-                    });
-                }
-            };
-            let stop = || cancel.is_cancelled();
-            let retriever = Retriever::build_until(&project, embedder.as_deref(), &mut progress, &stop)?;
-            let retrieval = RetrievalConfig {
-                top_k,
-                ..RetrievalConfig::default()
-            };
-            let contexts = retriever.retrieve(&query, &retrieval, embedder.as_deref(), reranker.as_deref());
-            let loops: Vec<String> = retriever
-                .training_loops()
-                .iter()
-                .map(super::extract::TrainingLoop::describe)
-                .collect();
-            Ok::<_, super::retrieval::RetrievalError>((contexts, loops))
-        })
-        .await;
-    match built {
-        Ok(Ok((contexts, training_loops))) => {
-            emit(
-                events,
-                AgentEvent::Context {
-                    contexts: contexts.clone(),
-                    training_loops,
-                },
-            )
-            .await;
-            contexts
-        }
-        Ok(Err(e)) => {
-            say(events, Stage::Context, format!("no context from the project: {e}")).await;
-            Vec::new()
-        }
-        Err(e) => {
-            say(
-                events,
-                Stage::Context,
-                format!("no context from the project: retrieval stopped ({e})"),
-            )
-            .await;
-            Vec::new()
-        }
-    }
-}
-
 /// The checks of one candidate and what they found.
 struct Checked {
     verdicts: Vec<CheckVerdict>,
@@ -378,25 +277,9 @@ impl Checked {
         self.verdicts.iter().find(|v| v.check == kind)
     }
 
-    /// The combined score: a real run decides; without one the score stays below
-    /// acceptance, since nothing was observed.
+    /// The combined score, and whether a run was observed.
     fn score(&self) -> (f32, bool) {
-        let relevance_failed = self.verdict(CheckKind::Relevance).is_some_and(|v| !v.passed);
-        match self.verdict(CheckKind::Runtime) {
-            Some(runtime) if !runtime.approximated => {
-                let score = runtime.score.unwrap_or(0.0) - if relevance_failed { 0.1 } else { 0.0 };
-                (score.clamp(0.0, 1.0), true)
-            }
-            Some(runtime) => (runtime.score.unwrap_or(0.0).min(checks::APPROXIMATED_CAP), false),
-            None => {
-                let passed = |kind| self.verdict(kind).is_some_and(|v| v.passed);
-                let relevance = self.verdict(CheckKind::Relevance).and_then(|v| v.score).unwrap_or(0.0);
-                let score = f32::from(u8::from(passed(CheckKind::Structural))) * 0.2
-                    + f32::from(u8::from(passed(CheckKind::Static))) * 0.1
-                    + relevance * 0.2;
-                (score.min(0.5), false)
-            }
-        }
+        checks::combined_score(&self.verdicts)
     }
 }
 
@@ -524,7 +407,17 @@ async fn run(
     });
     let project_ref = project.clone();
     let contexts = match project {
-        Some(project) if config.on(Stage::Context) => find_contexts(report, project, deps, config, events, work).await,
+        Some(project) if config.on(Stage::Context) => {
+            context::find_contexts(
+                report,
+                project,
+                (deps.embedder.clone(), deps.reranker.clone()),
+                config.max_contexts.max(1),
+                events,
+                work,
+            )
+            .await
+        }
         Some(_) => {
             say(events, Stage::Context, "context retrieval is switched off").await;
             Vec::new()
@@ -534,13 +427,13 @@ async fn run(
 
     let restructured = if config.on(Stage::Restructure) {
         say(events, Stage::Restructure, "restructuring the report").await;
-        let (restructured, note) = report::restructure(report, llm.as_deref(), &mut |_| {}).await;
+        let (restructured, note) = restructure::restructure(report, llm.as_deref(), &mut |_| {}).await;
         if let Some(note) = note {
             say(events, Stage::Restructure, note).await;
         }
         restructured
     } else {
-        unstructured(report)
+        restructure::unstructured(report)
     };
     emit(
         events,
@@ -614,7 +507,7 @@ async fn run(
                     },
                 )
                 .await;
-                let feedback = previous.as_ref().map(|(_, c)| generate::feedback_text(&c.verdicts));
+                let feedback = previous.as_ref().map(|(_, c)| refine::feedback_text(&c.verdicts));
                 let prior = previous
                     .as_ref()
                     .zip(feedback.as_deref())
@@ -634,19 +527,15 @@ async fn run(
                     }
                 }
             } else {
-                let next = match &previous {
-                    None => Some(generate::rule_candidate(&input)),
-                    Some((candidate, checked)) if refining => {
-                        let feedback = Feedback {
-                            verdicts: &checked.verdicts,
-                            diagnostics: &checked.diagnostics,
-                            run: checked.run.as_ref(),
-                        };
-                        generate::rule_refine(&input, candidate, &feedback)
-                    }
-                    // Without refinement the rules would write the same script again.
-                    Some(_) => None,
-                };
+                let feedback = previous.as_ref().map(|(candidate, checked)| {
+                    let feedback = Feedback {
+                        verdicts: &checked.verdicts,
+                        diagnostics: &checked.diagnostics,
+                        run: checked.run.as_ref(),
+                    };
+                    (candidate, feedback)
+                });
+                let next = refine::next_rule_candidate(&input, feedback, refining);
                 let Some(next) = next else {
                     if round > 0 {
                         say(events, Stage::Refine, "no further edit applies to this candidate").await;
@@ -710,7 +599,7 @@ async fn run(
             .await;
             let (score, observed) = checked.score();
             let accepted = observed && score >= config.accept_score;
-            let feedback = generate::feedback_text(&checked.verdicts);
+            let feedback = refine::feedback_text(&checked.verdicts);
             emit(
                 events,
                 AgentEvent::AttemptFinished {

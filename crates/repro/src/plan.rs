@@ -155,7 +155,7 @@ pub async fn plan(
 mod tests {
     use super::*;
     use crate::llm::{ScriptedLlm, ScriptedReply};
-    use crate::report::restructure_rules;
+    use crate::restructure::restructure_rules;
     use replayground_shared::repro::BugReport;
 
     fn nan_report() -> RestructuredReport {

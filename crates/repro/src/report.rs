@@ -1,4 +1,5 @@
-//! Report restructuring (RepGen §3.2): rules first, then an LLM refines when configured.
+//! Reading a bug report (RepGen §3.2), the rules the Restructure stage
+//! ([`crate::restructure`]) and the checks share.
 //!
 //! The rules parse Python stack traces (the last exception's type and message, its
 //! frames), recognise the cues of the deep-learning symptom taxonomy (NaN loss,
@@ -12,10 +13,7 @@ use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use regex::Regex;
-use replayground_shared::repro::{BugReport, RestructuredReport, Symptom, SymptomClass};
-use serde::Deserialize;
-
-use super::llm::{ChatMessage, GenParams, Llm, LlmTask};
+use replayground_shared::repro::{BugReport, Symptom, SymptomClass};
 
 /// One frame of a Python stack trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +142,7 @@ static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
 });
 
 /// A warning's own message in a report's first line: the warning is the complaint.
-static WARNING_HEADLINE: LazyLock<Regex> = LazyLock::new(|| {
+pub(crate) static WARNING_HEADLINE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?:\b[A-Z]\w*Warning:|(?i)\bencountered in \w+|\bmean of empty slice\b|\bdegrees of freedom <= 0\b)")
 });
 /// A network too small or wrongly assembled to learn what it should.
@@ -498,7 +496,7 @@ fn push_line(text: &mut String, line: &str) {
     text.push('\n');
 }
 
-fn join(parts: &[&str]) -> String {
+pub(crate) fn join(parts: &[&str]) -> String {
     parts
         .iter()
         .map(|p| p.trim())
@@ -541,166 +539,12 @@ pub fn report_text(report: &BugReport) -> String {
     ])
 }
 
-/// The rule-based restructuring.
-pub fn restructure_rules(report: &BugReport) -> RestructuredReport {
-    let free = split_free_text(&report.free_text);
-    let description = split_free_text(&report.description);
-    let problem = join(&[&report.title, &description.problem, &free.problem]);
-    let observed = join(&[&report.observed, &description.observed, &free.observed]);
-    let expected = join(&[&report.expected, &description.expected, &free.expected]);
-    let mut steps: Vec<String> = description.steps.into_iter().chain(free.steps).collect();
-    let snippets = code_snippets(report);
-    if steps.is_empty() && !snippets.is_empty() {
-        steps.push(format!(
-            "Run the code from the report ({} snippet{}).",
-            snippets.len(),
-            if snippets.len() == 1 { "" } else { "s" }
-        ));
-    }
-    // The expected behaviour says what should NOT happen ("no NaN"): leave it out of the symptom.
-    let mut symptom = classify(&join(&[&problem, &observed]));
-    // A report headed by a warning's own message complains about the warning, not its NaNs.
-    let headline = problem.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    if symptom.class != SymptomClass::Crash && WARNING_HEADLINE.is_match(headline) {
-        symptom.class = SymptomClass::Warning;
-        symptom.error_type = None;
-    }
-    let environment = report.environment.frameworks.join(" ");
-    let framework = detect_framework(&join(&[&environment, &snippets.join("\n"), &problem, &observed]));
-    RestructuredReport {
-        problem,
-        observed,
-        expected,
-        steps,
-        symptom,
-        framework,
-        refined_by_llm: false,
-    }
-}
-
-/// What an LLM is asked to answer when it refines the restructuring.
-#[derive(Debug, Deserialize)]
-struct LlmRestructure {
-    problem: String,
-    observed: String,
-    expected: String,
-    #[serde(default)]
-    steps: Vec<String>,
-    symptom_class: String,
-    #[serde(default)]
-    error_type: Option<String>,
-    #[serde(default)]
-    framework: Option<String>,
-}
-
 /// The first JSON value (object or array) inside an LLM's answer.
 pub fn json_in_answer(answer: &str) -> Option<&str> {
     let start = answer.find(['{', '['])?;
     let close = if answer[start..].starts_with('{') { '}' } else { ']' };
     let end = answer.rfind(close)?;
     (end > start).then(|| &answer[start..=end])
-}
-
-fn parse_class(name: &str) -> Option<SymptomClass> {
-    let name = name.trim().to_lowercase().replace([' ', '-'], "_");
-    SymptomClass::ALL.into_iter().find(|c| c.as_str() == name)
-}
-
-/// Restructures `report`: the rules, refined by `llm` when one is given. The second
-/// value says why an LLM answer was not used, when it was not.
-pub async fn restructure(
-    report: &BugReport,
-    llm: Option<&dyn Llm>,
-    on_token: &mut (dyn FnMut(&str) + Send),
-) -> (RestructuredReport, Option<String>) {
-    let rules = restructure_rules(report);
-    let Some(llm) = llm else { return (rules, None) };
-    let classes: Vec<&str> = SymptomClass::ALL.iter().map(|c| c.as_str()).collect();
-    let draft = serde_json::to_string_pretty(&rules).unwrap_or_default();
-    let messages = [
-        ChatMessage::system(format!(
-            "You restructure deep-learning bug reports (task: restructure). Answer with ONE JSON object and nothing else: \
-             {{\"problem\": str, \"observed\": str, \"expected\": str, \"steps\": [str], \"symptom_class\": one of {classes:?}, \
-             \"error_type\": str or null, \"framework\": str or null}}."
-        )),
-        ChatMessage::user(format!(
-            "Bug report:\n{}\n\nCode:\n{}\n\nA rule-based draft:\n{draft}",
-            report_text(report),
-            code_snippets(report).join("\n\n")
-        )),
-    ];
-    let params = GenParams {
-        temperature: 0.0,
-        ..GenParams::new(LlmTask::Restructure, 700)
-    };
-    let answer = match llm.complete(&messages, &params, on_token).await {
-        Ok(answer) => answer,
-        Err(e) => {
-            return (
-                rules,
-                Some(format!("the LLM could not refine the report ({e}); using the rules")),
-            );
-        }
-    };
-    let parsed = json_in_answer(&answer).and_then(|json| serde_json::from_str::<LlmRestructure>(json).ok());
-    let Some(refined) = parsed else {
-        return (
-            rules,
-            Some("the LLM's restructuring was not the JSON asked for; using the rules".to_owned()),
-        );
-    };
-    let Some(class) = parse_class(&refined.symptom_class) else {
-        return (
-            rules,
-            Some(format!(
-                "the LLM named an unknown symptom class `{}`; using the rules",
-                refined.symptom_class
-            )),
-        );
-    };
-    let pick = |llm_text: String, rule_text: &str| {
-        if llm_text.trim().is_empty() {
-            rule_text.to_owned()
-        } else {
-            llm_text
-        }
-    };
-    let observed = pick(refined.observed, &rules.observed);
-    let mut cues = rules.symptom.cues.clone();
-    for cue in classify(&observed).cues {
-        if !cues.contains(&cue) {
-            cues.push(cue);
-        }
-    }
-    let error_type = if class == SymptomClass::Crash {
-        refined
-            .error_type
-            .filter(|e| !e.trim().is_empty())
-            .or(rules.symptom.error_type.clone())
-    } else {
-        None
-    };
-    let steps = if refined.steps.is_empty() {
-        rules.steps.clone()
-    } else {
-        refined.steps
-    };
-    (
-        RestructuredReport {
-            problem: pick(refined.problem, &rules.problem),
-            observed,
-            expected: pick(refined.expected, &rules.expected),
-            steps,
-            symptom: Symptom {
-                class,
-                error_type,
-                cues,
-            },
-            framework: refined.framework.filter(|f| !f.trim().is_empty()).or(rules.framework),
-            refined_by_llm: true,
-        },
-        None,
-    )
 }
 
 /// Reads a bug report file: `.json` in the `BugReport` shape, anything else (`.md`,
@@ -728,7 +572,7 @@ pub fn read_report(path: &std::path::Path) -> Result<BugReport, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{ScriptedLlm, ScriptedReply};
+    use crate::restructure::restructure_rules;
 
     const TRACE: &str = "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    y = x.dot(w)\n  File \"model.py\", line 3, in forward\n    return np.dot(a, b)\nValueError: shapes (3,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)\n";
 
@@ -886,49 +730,11 @@ mod tests {
     }
 
     #[test]
-    fn a_warning_in_the_headline_makes_a_warning_report() {
-        let report = restructure_rules(&BugReport {
-            free_text: "# \"invalid value encountered in divide\" and NaN features\n\nThe column is constant.\n".into(),
-            ..BugReport::default()
-        });
-        assert_eq!(report.symptom.class, SymptomClass::Warning);
-        let nan = restructure_rules(&BugReport {
-            free_text: "# Loss becomes nan\n\n```\nRuntimeWarning: divide by zero encountered in log\nloss nan\n```\n"
-                .into(),
-            ..BugReport::default()
-        });
-        assert_eq!(nan.symptom.class, SymptomClass::WrongCalculation);
-    }
-
-    #[test]
     fn unfenced_tracebacks_are_observed_behaviour() {
         let text = format!("I ran my script and got\n{TRACE}\nWhat is wrong?");
         let s = split_free_text(&text);
         assert!(s.observed.contains("ValueError"));
         assert!(!s.problem.contains("ValueError"));
         assert!(s.problem.contains("What is wrong?"));
-    }
-
-    #[tokio::test]
-    async fn an_llm_refines_and_bad_json_falls_back() {
-        let report = BugReport {
-            title: "loss goes nan".into(),
-            ..BugReport::default()
-        };
-        let good = r#"Sure: {"problem": "NaN loss", "observed": "loss is nan at epoch 2", "expected": "finite loss", "steps": ["train"], "symptom_class": "wrong calculation", "error_type": null, "framework": "torch"}"#;
-        let llm = ScriptedLlm::new(vec![
-            ScriptedReply::Any(good.into()),
-            ScriptedReply::Any("I think it is a NaN".into()),
-        ]);
-        let (refined, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
-        assert!(note.is_none());
-        assert!(refined.refined_by_llm);
-        assert_eq!(refined.symptom.class, SymptomClass::WrongCalculation);
-        assert_eq!(refined.framework.as_deref(), Some("torch"));
-        assert_eq!(refined.observed, "loss is nan at epoch 2");
-        let (fallback, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
-        assert!(!fallback.refined_by_llm);
-        assert!(note.unwrap().contains("not the JSON"));
-        assert_eq!(fallback, restructure_rules(&report));
     }
 }

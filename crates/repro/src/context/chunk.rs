@@ -8,7 +8,7 @@ use tree_sitter::Node;
 
 use replayground_exec::python::{module_name, parse};
 
-use super::project::Project;
+use crate::project::Project;
 
 /// A retrievable piece of a Python file.
 #[derive(Debug, Clone, PartialEq, Eq)]

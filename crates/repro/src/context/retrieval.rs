@@ -8,8 +8,9 @@ use replayground_shared::repro::RankedContext;
 
 use super::chunk::{Chunk, chunk_project};
 use super::embed::{CrossEncoder, EmbedError, Embedder, cosine};
-use super::extract::{ProjectIndex, TrainingLoop, training_loops};
-use super::project::Project;
+use crate::dependencies::ProjectIndex;
+use crate::project::Project;
+use crate::training_loops::{TrainingLoop, training_loops};
 
 /// Chunks embedded per progress report.
 const PROGRESS_BATCH: usize = 16;

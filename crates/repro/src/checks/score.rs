@@ -1,0 +1,402 @@
+//! Scoring, pure: how a check's verdict is worded, how well a run shows the reported
+//! symptom, and the combined score that decides acceptance. Nothing here runs anything.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use replayground_shared::repro::{CheckKind, CheckVerdict, RestructuredReport, Symptom, SymptomClass};
+
+use super::observe::{RunObservation, observe};
+use crate::report::parse_traceback;
+use replayground_exec::sandbox::Termination;
+
+/// A candidate is accepted at this combined score.
+pub const ACCEPT_SCORE: f32 = 0.7;
+
+/// The highest score a run that was not observed can get: below acceptance.
+pub const APPROXIMATED_CAP: f32 = 0.6;
+
+pub(crate) fn verdict(check: CheckKind, passed: bool, score: Option<f32>, detail: impl Into<String>) -> CheckVerdict {
+    CheckVerdict {
+        check,
+        passed,
+        score,
+        detail: detail.into(),
+        approximated: false,
+        missing: None,
+    }
+}
+
+/// The first `n` items joined, and how many more there are.
+pub(crate) fn first_few(items: &[String], n: usize) -> String {
+    let mut text = items.iter().take(n).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > n {
+        let _ = write!(text, "; and {} more", items.len() - n);
+    }
+    text
+}
+
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]{2,}").expect("a valid pattern"));
+
+const STOP_WORDS: [&str; 24] = [
+    "the",
+    "and",
+    "for",
+    "with",
+    "this",
+    "that",
+    "from",
+    "import",
+    "print",
+    "when",
+    "not",
+    "but",
+    "are",
+    "was",
+    "def",
+    "return",
+    "self",
+    "none",
+    "true",
+    "false",
+    "replayground",
+    "have",
+    "has",
+    "into",
+];
+
+fn words(text: &str) -> BTreeSet<String> {
+    WORD.find_iter(text)
+        .flat_map(|m| m.as_str().split('_').map(str::to_lowercase).collect::<Vec<_>>())
+        .filter(|w| w.len() >= 3 && !STOP_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// Share of the report's words (at most 40 counted) that the code uses.
+pub fn word_overlap(code: &str, report: &str) -> f32 {
+    let code_words = words(code);
+    let report_words = words(report);
+    if report_words.is_empty() {
+        return 0.0;
+    }
+    let shared = report_words.intersection(&code_words).count();
+    (shared as f32 / report_words.len().min(40) as f32).min(1.0)
+}
+
+static VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(\(\s*\d+\s*,(?:\s*\d+\s*,?)*\)|-?\d+\.\d+(?:e[+-]?\d+)?|-?\d+e[+-]?\d+|\bnan\b|-?\binf\b)")
+        .expect("a valid pattern")
+});
+
+/// The values the report says it saw: its observed output, else the problem text before
+/// it turns to what was expected.
+fn reported_values(report: &RestructuredReport) -> BTreeSet<String> {
+    static EXPECTATION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\b(?:expected|expect|should|instead)\b").expect("a valid pattern"));
+    let observed = quoted_values(&report.observed);
+    if !observed.is_empty() {
+        return observed;
+    }
+    let before = EXPECTATION
+        .find(&report.problem)
+        .map_or(report.problem.as_str(), |m| &report.problem[..m.start()]);
+    quoted_values(before)
+}
+
+/// A symptom's cue words (`nan`, `loss`), without the quoted ones (`error: ...`).
+fn cue_labels(symptom: &Symptom) -> BTreeSet<String> {
+    symptom.cues.iter().filter(|c| !c.contains(':')).cloned().collect()
+}
+
+/// Reads a run in the report's terms where its output cannot tell them apart:
+/// - a report about a warning is shown by a run that prints one, NaNs or not;
+/// - a run shows *what* goes wrong, not *why*: when the report describes a silent bug and
+///   the run ends normally showing a silent anomaly of its own (NaN, an exploding loss, a
+///   wrong shape, ...) with at least half of the report's cues, the report's class (often
+///   a cause, such as a wrong parameter setting) stands for the run too. A run with no
+///   anomaly of its own (class unknown) is never promoted this way.
+pub fn align_with_report(report: &RestructuredReport, run: &mut RunObservation) {
+    if !matches!(run.termination, Termination::Exited(0)) {
+        return;
+    }
+    let expected = &report.symptom;
+    if expected.class == SymptomClass::Warning && run.symptom.cues.iter().any(|c| c == "warning") {
+        run.symptom.class = SymptomClass::Warning;
+        return;
+    }
+    let (wanted, seen) = (cue_labels(expected), cue_labels(&run.symptom));
+    let shared = wanted.intersection(&seen).count();
+    if expected.class.is_silent() && run.symptom.class.is_silent() && !wanted.is_empty() && 2 * shared >= wanted.len() {
+        run.symptom.class = expected.class;
+    }
+}
+
+/// A printed integer array such as numpy's `[[ 70 180   4  54]]`.
+static INT_ARRAY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[[\[\s]*-?\d+(?:[\s,]+-?\d+)+[\]\s]*\]").expect("a valid pattern"));
+
+/// Concrete values a report quotes (shapes, decimals, nan/inf, integer arrays), normalised.
+fn quoted_values(text: &str) -> BTreeSet<String> {
+    let arrays = INT_ARRAY.find_iter(text).map(|m| {
+        // numpy pads columns; compare the numbers, not the spacing.
+        let numbers: Vec<&str> = m
+            .as_str()
+            .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+            .filter(|t| !t.is_empty())
+            .collect();
+        format!("[{}]", numbers.join(" "))
+    });
+    VALUE
+        .find_iter(text)
+        .map(|m| m.as_str().to_lowercase().replace(' ', "").replace(",)", ")"))
+        .chain(arrays)
+        .collect()
+}
+
+/// How well a run shows the reported symptom, 0..=1, and why.
+pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, String) {
+    let expected = &report.symptom;
+    let observed = &run.symptom;
+    let expected_cues = cue_labels(expected);
+    let observed_cues = cue_labels(observed);
+    let cue_recall = if expected_cues.is_empty() {
+        0.0
+    } else {
+        expected_cues.intersection(&observed_cues).count() as f32 / expected_cues.len() as f32
+    };
+    let output = format!("{}\n{}", run.stdout, run.stderr);
+    let class_match = expected.class == observed.class && expected.class != SymptomClass::Unknown;
+    match expected.class {
+        SymptomClass::Crash => {
+            let type_match = match (&expected.error_type, &observed.error_type) {
+                (Some(e), Some(o)) => e == o,
+                (None, Some(_)) => true,
+                _ => false,
+            };
+            let message = run.traceback.as_ref().map_or("", |t| t.message.as_str());
+            let reported_message = parse_traceback(&report.observed).map(|t| t.message).unwrap_or_default();
+            let overlap = if reported_message.is_empty() {
+                cue_recall
+            } else {
+                word_overlap(message, &reported_message)
+            };
+            let score =
+                if class_match { 0.5 } else { 0.0 } + if type_match && class_match { 0.3 } else { 0.0 } + 0.2 * overlap;
+            let seen = run.traceback.as_ref().map_or_else(
+                || "the script ended without an exception".to_owned(),
+                |t| {
+                    format!(
+                        "it raised {}: {}",
+                        t.error_type,
+                        t.message.chars().take(160).collect::<String>()
+                    )
+                },
+            );
+            let wanted = expected.error_type.as_deref().unwrap_or("an exception");
+            (score, format!("The report shows {wanted}; {seen}."))
+        }
+        SymptomClass::Unknown => {
+            let overlap = word_overlap(&output, &report.observed);
+            (
+                0.4 * overlap,
+                "The report's symptom could not be classified, so the run cannot confirm it.".to_owned(),
+            )
+        }
+        _ => {
+            let crashed = !matches!(run.termination, Termination::Exited(0));
+            let values = reported_values(report);
+            let seen_values = quoted_values(&output);
+            let value_match = if values.is_empty() {
+                0.0
+            } else {
+                values.intersection(&seen_values).count() as f32 / values.len() as f32
+            };
+            let class_or_values = if class_match { 1.0 } else { value_match };
+            let score = if crashed { 0.0 } else { 0.3 }
+                + 0.3 * class_or_values
+                + 0.2 * cue_recall
+                + 0.2 * value_match.max(cue_recall);
+            // A silent bug is only shown by a script that runs to the end: one that prints
+            // the symptom and then crashes reproduces a different bug, so it is refined.
+            let score = if crashed { score.min(ACCEPT_SCORE - 0.1) } else { score };
+            let seen = if crashed {
+                run.traceback.as_ref().map_or_else(
+                    || "it crashed".to_owned(),
+                    |t| format!("it crashed with {}: {}", t.error_type, t.message),
+                )
+            } else {
+                let cues: Vec<&str> = observed_cues.iter().map(String::as_str).collect();
+                format!(
+                    "it ran and looks like {} (cues: {})",
+                    observed.class.as_str(),
+                    if cues.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        cues.join(", ")
+                    }
+                )
+            };
+            (
+                score,
+                format!(
+                    "The report shows {} ({}); {seen}.",
+                    expected.class.as_str(),
+                    expected_cues.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        }
+    }
+}
+
+/// Scores a predicted run as if it had happened: an exception (`Type: message`) ends it
+/// with a traceback, otherwise it exits normally having printed `output`.
+pub(crate) fn score_prediction(report: &RestructuredReport, exception: Option<&str>, output: &str) -> (f32, String) {
+    let (termination, stderr) = match exception {
+        Some(e) => (
+            Termination::Exited(1),
+            format!("Traceback (most recent call last):\n{e}\n"),
+        ),
+        None => (Termination::Exited(0), String::new()),
+    };
+    score_run(report, &observe(termination, output, &stderr, 0))
+}
+
+/// The combined score of one candidate's verdicts, and whether a run was observed: a real
+/// run decides; without one the score stays below acceptance, since nothing was observed.
+pub fn combined_score(verdicts: &[CheckVerdict]) -> (f32, bool) {
+    let find = |kind: CheckKind| verdicts.iter().find(|v| v.check == kind);
+    let relevance_failed = find(CheckKind::Relevance).is_some_and(|v| !v.passed);
+    match find(CheckKind::Runtime) {
+        Some(runtime) if !runtime.approximated => {
+            let score = runtime.score.unwrap_or(0.0) - if relevance_failed { 0.1 } else { 0.0 };
+            (score.clamp(0.0, 1.0), true)
+        }
+        Some(runtime) => (runtime.score.unwrap_or(0.0).min(APPROXIMATED_CAP), false),
+        None => {
+            let passed = |kind| find(kind).is_some_and(|v| v.passed);
+            let relevance = find(CheckKind::Relevance).and_then(|v| v.score).unwrap_or(0.0);
+            let score = f32::from(u8::from(passed(CheckKind::Structural))) * 0.2
+                + f32::from(u8::from(passed(CheckKind::Static))) * 0.1
+                + relevance * 0.2;
+            (score.min(0.5), false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::restructure::restructure_rules;
+    use replayground_shared::repro::BugReport;
+
+    #[test]
+    fn runs_are_scored_against_the_report() {
+        let crash = restructure_rules(&BugReport {
+            observed: "ValueError: shapes (3,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)".into(),
+            ..BugReport::default()
+        });
+        let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nValueError: shapes (3,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)\n";
+        let (score, _) = score_run(&crash, &observe(Termination::Exited(1), "", stderr, 1));
+        assert!(score >= ACCEPT_SCORE, "{score}");
+        let other = "Traceback (most recent call last):\nKeyError: 'x'\n";
+        let (score, detail) = score_run(&crash, &observe(Termination::Exited(1), "", other, 1));
+        assert!(score < 0.6, "{score}");
+        assert!(detail.contains("KeyError"), "{detail}");
+        let (score, _) = score_run(&crash, &observe(Termination::Exited(0), "done", "", 1));
+        assert!(score < 0.3, "{score}");
+
+        let nan = restructure_rules(&BugReport {
+            title: "loss becomes nan".into(),
+            ..BugReport::default()
+        });
+        let (score, _) = score_run(&nan, &observe(Termination::Exited(0), "step 0 loss: nan\n", "", 1));
+        assert!(score >= ACCEPT_SCORE, "{score}");
+        let (score, _) = score_run(&nan, &observe(Termination::Exited(0), "step 0 loss: 0.25\n", "", 1));
+        assert!(score < ACCEPT_SCORE, "{score}");
+        let then_crashed = "Traceback (most recent call last):\nTypeError: bad operand\n";
+        let (score, detail) = score_run(
+            &nan,
+            &observe(Termination::Exited(1), "step 0 loss: nan\n", then_crashed, 1),
+        );
+        assert!(
+            score < ACCEPT_SCORE,
+            "printing the symptom then crashing is not a reproduction: {score}"
+        );
+        assert!(detail.contains("TypeError"), "{detail}");
+    }
+
+    #[test]
+    fn printed_integer_arrays_are_compared_without_padding() {
+        let values = quoted_values("prints `[[ 70 180   4  54]]` instead");
+        assert!(values.contains("[70 180 4 54]"), "{values:?}");
+        let wrapped = restructure_rules(&BugReport {
+            title: "bright pixels wrap around".into(),
+            description: "it prints `[[ 70 180   4  54]]`. Expected `[[ 70 180 255 255]]`.".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(reported_values(&wrapped).len(), 1, "{:?}", reported_values(&wrapped));
+        let run = observe(Termination::Exited(0), "[[ 70 180   4  54]]\n", "", 1);
+        let (score, _) = score_run(&wrapped, &run);
+        assert!(score >= ACCEPT_SCORE, "{score}");
+        let (score, _) = score_run(
+            &wrapped,
+            &observe(Termination::Exited(0), "[[ 70 180 255 255]]\n", "", 1),
+        );
+        assert!(score < ACCEPT_SCORE, "{score}");
+    }
+
+    #[test]
+    fn a_run_shows_what_goes_wrong_and_the_report_says_why() {
+        let report = restructure_rules(&BugReport {
+            title: "Loss explodes after I changed the learning rate in the config".into(),
+            observed: "epoch 0 loss 3.2e+02\nepoch 5 loss 7.7e+19\nepoch 9 loss inf".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(report.symptom.class, SymptomClass::WrongParameterSetting, "{report:?}");
+        let exploding = "epoch 0 loss 1.5e+03\nepoch 1 loss 8.1e+40\nepoch 2 loss inf\n";
+        let mut run = observe(Termination::Exited(0), exploding, "", 1);
+        assert!(
+            run.symptom.class.is_silent() && run.symptom.class != report.symptom.class,
+            "{run:?}"
+        );
+        let before = score_run(&report, &run).0;
+        align_with_report(&report, &mut run);
+        assert_eq!(run.symptom.class, SymptomClass::WrongParameterSetting);
+        assert!(score_run(&report, &run).0 >= ACCEPT_SCORE && before < ACCEPT_SCORE);
+        // No anomaly of its own: not promoted, however many words it shares.
+        let mut calm = observe(Termination::Exited(0), "epoch 9 loss 0.25\n", "", 1);
+        align_with_report(&report, &mut calm);
+        assert_ne!(calm.symptom.class, SymptomClass::WrongParameterSetting, "{calm:?}");
+        // An anomaly that is not the reported one (an accuracy cue only): not promoted.
+        let mut other = observe(Termination::Exited(0), "accuracy nan\n", "", 1);
+        align_with_report(&report, &mut other);
+        assert_ne!(other.symptom.class, SymptomClass::WrongParameterSetting, "{other:?}");
+        // A crash never stands for a silent bug.
+        let mut crashed = observe(
+            Termination::Exited(1),
+            exploding,
+            "Traceback (most recent call last):\nValueError: boom\n",
+            1,
+        );
+        align_with_report(&report, &mut crashed);
+        assert_eq!(crashed.symptom.class, SymptomClass::Crash);
+    }
+
+    #[test]
+    fn a_printed_warning_shows_a_warning_report() {
+        let report = restructure_rules(&BugReport {
+            title: "RuntimeWarning: Mean of empty slice, and the loss is nan".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(report.symptom.class, SymptomClass::Warning);
+        let stderr = "x.py:3: RuntimeWarning: Mean of empty slice.\n";
+        let mut run = observe(Termination::Exited(0), "loss nan\n", stderr, 1);
+        align_with_report(&report, &mut run);
+        assert_eq!(run.symptom.class, SymptomClass::Warning);
+        let mut quiet = observe(Termination::Exited(0), "loss nan\n", "", 1);
+        align_with_report(&report, &mut quiet);
+        assert_ne!(quiet.symptom.class, SymptomClass::Warning);
+    }
+}

@@ -1,0 +1,147 @@
+//! What the edit actions read and change in a script's text: which names it binds,
+//! where its imports end, and the data shape a report implies.
+
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+pub(crate) fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a valid built-in pattern")
+}
+
+/// Whether `name` is bound anywhere in `code` (import, assignment, def, class, loop, with,
+/// a parameter).
+pub(crate) fn defines(code: &str, name: &str) -> bool {
+    binds(code, name, r"\s*")
+}
+
+/// Whether `name` is bound at module level (a statement at column 0): what a name that
+/// ruff or a `NameError` reports undefined needs, whatever functions take it as a parameter.
+pub(crate) fn defines_at_module_level(code: &str, name: &str) -> bool {
+    binds(code, name, "")
+}
+
+/// The binding forms of `name` in statements starting with `indent`; with any indent, a
+/// `for` target, an `as` target and a parameter count too.
+fn binds(code: &str, name: &str, indent: &str) -> bool {
+    let n = regex::escape(name);
+    let mut pattern = format!(
+        r"(?m)(?:^{indent}import\s+[\w.]*\b{n}\b|^{indent}import\s.*\bas\s+{n}\b|^{indent}from\s+\S+\s+import\s.*\b{n}\b|^{indent}(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=]*)?=[^=]|^{indent}(?:async\s+)?def\s+{n}\b|^{indent}class\s+{n}\b|^{indent}for\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|^{indent}with\s.*\bas\s+{n}\b"
+    );
+    if !indent.is_empty() {
+        let _ = write!(
+            pattern,
+            r"|\bfor\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|\bas\s+{n}\b|\bdef\s+\w+\([^)]*\b{n}\b"
+        );
+    }
+    pattern.push(')');
+    Regex::new(&pattern).is_ok_and(|r| r.is_match(code))
+}
+
+/// The code with string literals and comments blanked, so names inside them do not count.
+pub(crate) fn strip_strings(code: &str) -> String {
+    static STRINGS: LazyLock<Regex> =
+        LazyLock::new(|| re(r#"(?s)"""[^"]*"""|'''[^']*'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|\#[^\n]*"#));
+    STRINGS.replace_all(code, "\"\"").into_owned()
+}
+
+/// Inserts import lines at the top (after a `from __future__` line or a docstring-free start).
+pub(crate) fn add_imports(code: &mut String, lines: &[&str]) {
+    if lines.is_empty() {
+        return;
+    }
+    let block: String = lines.iter().flat_map(|l| [*l, "\n"]).collect();
+    let mut at = 0;
+    for line in code.lines() {
+        if line.starts_with("from __future__") || line.starts_with("#!") || line.starts_with("# -*-") {
+            at += line.len() + 1;
+        } else {
+            break;
+        }
+    }
+    let at = at.min(code.len());
+    code.insert_str(at, &block);
+}
+
+/// Byte offset just after the last top-level import line (0 when there is none).
+pub(crate) fn after_imports(code: &str) -> usize {
+    let mut offset = 0;
+    let mut end = 0;
+    let mut in_import = false;
+    for line in code.split_inclusive('\n') {
+        let starts = line.starts_with("import ") || line.starts_with("from ");
+        if starts || (in_import && line.starts_with([' ', '\t', ')'])) {
+            in_import = starts && line.contains('(') && !line.contains(')') || (in_import && !line.contains(')'));
+            end = offset + line.len();
+        } else {
+            in_import = false;
+        }
+        offset += line.len();
+    }
+    end
+}
+
+pub(crate) fn insert_after_imports(code: &mut String, text: &str) {
+    let at = after_imports(code);
+    let mut block = String::new();
+    if at > 0 && !code[..at].ends_with('\n') {
+        block.push('\n');
+    }
+    block.push_str(text);
+    code.insert_str(at, &block);
+}
+
+/// The data shape the report implies, e.g. "X has shape (100, 3)"; (100, 4) otherwise.
+pub(crate) fn inferred_shape(text: &str) -> Vec<usize> {
+    static SHAPE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)shape\D{0,20}?\((\d+(?:\s*,\s*\d+)*)\s*,?\)"));
+    SHAPE
+        .captures_iter(text)
+        .filter_map(|c| {
+            c[1].split(',')
+                .map(|d| d.trim().parse::<usize>().ok())
+                .collect::<Option<Vec<_>>>()
+        })
+        .find(|dims| {
+            !dims.is_empty()
+                && dims.iter().all(|&d| d > 0 && d <= 100_000)
+                && dims.iter().product::<usize>() <= 10_000_000
+        })
+        .unwrap_or_else(|| vec![100, 4])
+}
+
+pub(crate) fn shape_literal(shape: &[usize]) -> String {
+    if shape.len() == 1 {
+        format!("({},)", shape[0])
+    } else {
+        format!(
+            "({})",
+            shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edits::complete_imports::undefined_known_names;
+
+    #[test]
+    fn defined_names_are_not_imported_again() {
+        assert!(defines("import numpy as np", "np"));
+        assert!(defines("for i, x in enumerate(d):\n    pass", "x"));
+        assert!(defines("x, y = 1, 2", "y"));
+        assert!(!defines("print(np.zeros(2))", "np"));
+        // A parameter binds the name inside its function only.
+        let split = "def split(X, y):\n    return X[:2], y[:2]\n\nX_train, y_train = split(X, y)\n";
+        assert!(defines(split, "X"));
+        assert!(!defines_at_module_level(split, "X"));
+        assert!(defines_at_module_level(split, "X_train") && defines_at_module_level(split, "y_train"));
+        assert!(defines_at_module_level("with open('f') as fh:\n    pass", "fh"));
+        assert!(!defines_at_module_level("def f():\n    y = 1\n", "y"));
+        assert_eq!(
+            undefined_known_names("'np.' in a string\nx = torch.ones(2)"),
+            vec!["torch"]
+        );
+    }
+}

@@ -1,0 +1,62 @@
+//! Edit action: obvious deprecated APIs migrated (`np.float`, `.as_matrix()`,
+//! `sklearn.cross_validation`), except the one whose removal is the reported bug.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::code::re;
+
+/// Obvious deprecated APIs and their replacements, except an API whose removal is the
+/// reported error itself (`module 'numpy' has no attribute 'float'`): that is the bug.
+pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<String> {
+    static RULES: LazyLock<Vec<(Regex, &'static str, &'static str)>> = LazyLock::new(|| {
+        vec![
+            (re(r"\bnp\.float\b"), "float", "np.float → float"),
+            (re(r"\bnp\.int\b"), "int", "np.int → int"),
+            (re(r"\bnp\.bool\b"), "bool", "np.bool → bool"),
+            (re(r"\bnp\.object\b"), "object", "np.object → object"),
+            (re(r"\bnp\.str\b"), "str", "np.str → str"),
+            (re(r"\bnp\.long\b"), "int", "np.long → int"),
+            (re(r"\.as_matrix\(\)"), ".to_numpy()", ".as_matrix() → .to_numpy()"),
+            (re(r"\.ix\["), ".loc[", ".ix[ → .loc["),
+            (
+                re(r"\bsklearn\.cross_validation\b"),
+                "sklearn.model_selection",
+                "sklearn.cross_validation → sklearn.model_selection",
+            ),
+            (re(r"\btorch\.autograd\.Variable\(([^()]*)\)"), "$1", "Variable(x) → x"),
+        ]
+    });
+    let mut done = Vec::new();
+    for (pattern, replacement, what) in RULES.iter() {
+        let name = what
+            .split(' ')
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("np.")
+            .trim_start_matches('.');
+        let name = name.split(['(', '[']).next().unwrap_or(name);
+        if report.contains(&format!("attribute '{name}'")) {
+            continue;
+        }
+        if pattern.is_match(code) {
+            *code = pattern.replace_all(code, *replacement).into_owned();
+            done.push(*what);
+        }
+    }
+    (!done.is_empty()).then(|| format!("migrated deprecated APIs: {}", done.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_removed_api_that_is_the_bug_is_kept() {
+        let mut code = "x = np.float(1)\ny = np.int(2)\n".to_owned();
+        let edit = migrate_deprecated(&mut code, "AttributeError: module 'numpy' has no attribute 'float'").unwrap();
+        assert_eq!(code, "x = np.float(1)\ny = int(2)\n");
+        assert!(edit.contains("np.int") && !edit.contains("np.float"), "{edit}");
+    }
+}

@@ -1,0 +1,42 @@
+//! The edit actions that turn a report's code into a runnable reproduction, one file
+//! each (RepGen's rule-based generator; the actions its authors found reproduce most
+//! deep-learning bugs, EMSE 2024, arXiv 2401.03069). Each takes the script and says
+//! what it changed, or leaves it and says nothing: an [`EditAction`]. The generators
+//! ([`crate::generate`]) and refinement ([`crate::refine`]) choose which run, in order.
+
+mod append_observer;
+mod code;
+mod comment_out_unparsable;
+mod complete_imports;
+mod dedent;
+mod define_undefined;
+mod detach_project_imports;
+mod drive_context;
+mod fix_seeds;
+mod hoist_main_blocks;
+mod migrate_deprecated;
+mod show_warnings;
+mod shrink_loops;
+mod strip_notebook;
+mod synthesize_data;
+
+#[cfg(test)]
+pub(crate) use append_observer::OBSERVER_MARK;
+pub(crate) use append_observer::append_observer;
+pub(crate) use code::{inferred_shape, re};
+pub(crate) use comment_out_unparsable::comment_out_unparsable;
+pub(crate) use complete_imports::complete_imports;
+pub(crate) use dedent::dedent;
+pub(crate) use define_undefined::define_undefined;
+pub(crate) use detach_project_imports::detach_project_imports;
+pub(crate) use drive_context::drive_context;
+pub(crate) use fix_seeds::fix_seeds;
+pub(crate) use hoist_main_blocks::hoist_main_blocks;
+pub(crate) use migrate_deprecated::migrate_deprecated;
+pub(crate) use show_warnings::show_warnings;
+pub(crate) use shrink_loops::shrink_loops;
+pub(crate) use strip_notebook::strip_notebook;
+pub(crate) use synthesize_data::synthesize_data;
+
+/// One edit action: changes the code and says what it did, or leaves it and says nothing.
+pub(crate) type EditAction<'a> = dyn Fn(&mut String) -> Option<String> + 'a;

@@ -1,0 +1,243 @@
+//! Refinement (RepGen §3.3): the checks' feedback on one candidate turned into the next.
+//! An LLM gets the feedback as text with its previous script ([`feedback_text`]); the
+//! rule-based generator applies the edits the feedback calls for ([`rule_refine`], as
+//! [`next_rule_candidate`] decides): an
+//! undefined name gets an import or a definition, a line that does not parse is commented
+//! out, a run stopped at the time limit gets smaller loops.
+
+use replayground_shared::repro::{CheckKind, CheckVerdict};
+
+use crate::checks::{RuffDiagnostic, RunObservation};
+use crate::edits::{
+    append_observer, comment_out_unparsable, complete_imports, define_undefined, detach_project_imports,
+    inferred_shape, shrink_loops, synthesize_data,
+};
+use crate::generate::{Candidate, GenInput, rule_candidate};
+use replayground_exec::sandbox::Termination;
+
+/// What the checks said about the previous candidate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Feedback<'a> {
+    pub verdicts: &'a [CheckVerdict],
+    pub diagnostics: &'a [RuffDiagnostic],
+    pub run: Option<&'a RunObservation>,
+}
+
+/// The feedback as text: the failing checks first, one line each.
+pub fn feedback_text(verdicts: &[CheckVerdict]) -> String {
+    let mut lines: Vec<String> = verdicts
+        .iter()
+        .filter(|v| !v.passed)
+        .map(|v| format!("{:?} check failed: {}", v.check, v.detail))
+        .collect();
+    if lines.is_empty() {
+        lines = verdicts
+            .iter()
+            .map(|v| format!("{:?}: {}", v.check, v.detail))
+            .collect();
+    }
+    lines.join("\n")
+}
+
+/// The rule-based generator's next candidate: the first one from the report, then, with
+/// refinement on, the edits the previous candidate's feedback calls for; `None` when no
+/// new script would come.
+pub fn next_rule_candidate(
+    input: &GenInput<'_>,
+    previous: Option<(&Candidate, Feedback<'_>)>,
+    refining: bool,
+) -> Option<Candidate> {
+    match previous {
+        None => Some(rule_candidate(input)),
+        Some((candidate, feedback)) if refining => rule_refine(input, candidate, &feedback),
+        // Without refinement the rules would write the same script again.
+        Some(_) => None,
+    }
+}
+
+/// The next candidate without a model, driven by the feedback; `None` when no edit applies.
+pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedback<'_>) -> Option<Candidate> {
+    let mut code = previous.code.clone();
+    let mut edits = Vec::new();
+    let failed = |kind: CheckKind| feedback.verdicts.iter().any(|v| v.check == kind && !v.passed);
+    let shape = inferred_shape(&format!(
+        "{}\n{}",
+        input.restructured.problem, input.restructured.observed
+    ));
+
+    if failed(CheckKind::Structural)
+        && let Some(edit) = comment_out_unparsable(&mut code)
+    {
+        edits.push(edit);
+    }
+
+    let mut undefined: Vec<String> = feedback
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.as_deref() == Some("F821"))
+        .filter_map(|d| d.message.split('`').nth(1).map(str::to_owned))
+        .collect();
+    if let Some(edit) = detach_project_imports(&mut code, input.project_modules, input.project) {
+        edits.push(edit);
+    }
+    if let Some(t) = feedback
+        .run
+        .and_then(|run| run.traceback.as_ref())
+        .filter(|t| t.error_type == "NameError")
+        && let Some(name) = t.message.split('\'').nth(1)
+    {
+        undefined.push(name.to_owned());
+    }
+    undefined.sort();
+    undefined.dedup();
+    edits.extend(define_undefined(&mut code, &undefined, input.project, &shape));
+
+    if let Some(run) = feedback.run {
+        if matches!(run.termination, Termination::Stopped(_))
+            && let Some(edit) = shrink_loops(&mut code, 5, 100)
+        {
+            edits.push(edit);
+        }
+        if run.missing.is_none()
+            && matches!(run.termination, Termination::Exited(0))
+            && let Some(edit) = append_observer(&mut code, input.restructured)
+        {
+            edits.push(edit);
+        }
+    }
+    if let Some(edit) = synthesize_data(&mut code, &shape) {
+        edits.push(edit);
+    }
+    if let Some(edit) = complete_imports(&mut code) {
+        edits.push(edit);
+    }
+    (code != previous.code).then_some(Candidate { code, edits })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::{Project, SourceFile};
+    use crate::restructure::restructure_rules;
+    use replayground_shared::repro::BugReport;
+
+    #[test]
+    fn refinement_follows_the_feedback() {
+        let report = BugReport {
+            title: "loss is nan".into(),
+            snippets: vec!["loss = np.log(x)\n".into()],
+            ..BugReport::default()
+        };
+        let r = restructure_rules(&report);
+        let input = GenInput::of_report(&report, &r);
+        let first = rule_candidate(&input);
+        let diagnostics: Vec<RuffDiagnostic> = serde_json::from_str(
+            r#"[{"code": "F821", "message": "Undefined name `x`", "location": {"row": 3, "column": 1}}]"#,
+        )
+        .unwrap();
+        let verdicts = [CheckVerdict {
+            check: CheckKind::Static,
+            passed: false,
+            score: None,
+            detail: "ruff".into(),
+            approximated: false,
+            missing: None,
+        }];
+        let next = rule_refine(
+            &input,
+            &first,
+            &Feedback {
+                verdicts: &verdicts,
+                diagnostics: &diagnostics,
+                run: None,
+            },
+        )
+        .unwrap();
+        assert!(
+            next.code
+                .contains("x = np.random.default_rng(0).standard_normal((100, 4))"),
+            "{}",
+            next.code
+        );
+        // Nothing left to fix: no new candidate.
+        assert!(rule_refine(&input, &next, &Feedback::default()).is_none());
+
+        let broken = Candidate {
+            code: "import numpy as np\nx = (1,\nprint(x)\ny = 2\n".into(),
+            edits: vec![],
+        };
+        let verdicts = [crate::checks::structural(&broken.code)];
+        let fixed = rule_refine(
+            &input,
+            &broken,
+            &Feedback {
+                verdicts: &verdicts,
+                ..Feedback::default()
+            },
+        )
+        .unwrap();
+        assert!(fixed.edits[0].contains("commented out"), "{:?}", fixed.edits);
+
+        // Names the project defines: its functions first, then how its entry point builds
+        // the objects, so that the assignments can call them.
+        let project = Project {
+            files: vec![SourceFile {
+                path: "report.py".into(),
+                text: "def build():\n    return [1]\n\nif __name__ == \"__main__\":\n    a_model = build()\n".into(),
+            }],
+            notes: vec![],
+        };
+        let with_project = GenInput {
+            project: Some(&project),
+            ..input
+        };
+        let uses = Candidate {
+            code: "import numpy as np\nprint(a_model)\n".into(),
+            edits: vec![],
+        };
+        let diagnostics: Vec<RuffDiagnostic> = serde_json::from_str(
+            r#"[{"code": "F821", "message": "Undefined name `a_model`", "location": {"row": 2, "column": 7}},
+                {"code": "F821", "message": "Undefined name `build`", "location": {"row": 2, "column": 7}}]"#,
+        )
+        .unwrap();
+        let defined = rule_refine(
+            &with_project,
+            &uses,
+            &Feedback {
+                verdicts: &verdicts,
+                diagnostics: &diagnostics,
+                run: None,
+            },
+        )
+        .unwrap();
+        // `a_model` sorts before `build`, yet the function comes first.
+        let (function, built) = (
+            defined.code.find("def build").expect("the function"),
+            defined.code.find("a_model = build()").expect("the entry point's line"),
+        );
+        assert!(function < built, "{}", defined.code);
+    }
+
+    #[test]
+    fn the_rules_refine_only_when_refinement_is_on() {
+        let report = BugReport {
+            snippets: vec!["print(1)\n".into()],
+            ..BugReport::default()
+        };
+        let r = restructure_rules(&report);
+        let input = GenInput::of_report(&report, &r);
+        assert_eq!(next_rule_candidate(&input, None, false), Some(rule_candidate(&input)));
+        let broken = Candidate {
+            code: "x = (\nprint(x)\n".to_owned(),
+            edits: Vec::new(),
+        };
+        let verdicts = [crate::checks::structural(&broken.code)];
+        let feedback = Feedback {
+            verdicts: &verdicts,
+            ..Feedback::default()
+        };
+        assert!(next_rule_candidate(&input, Some((&broken, feedback)), false).is_none());
+        let fixed = next_rule_candidate(&input, Some((&broken, feedback)), true).unwrap();
+        assert!(fixed.code.contains("# replayground: does not parse"), "{}", fixed.code);
+    }
+}
