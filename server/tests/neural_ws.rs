@@ -297,7 +297,7 @@ async fn without_a_model_neural_mode_is_off_and_says_why() {
     );
     let (mut again, neural) = connect(&running).await;
     assert_eq!(neural.reason.as_deref(), Some(reason.as_str()));
-    ws_send(&mut again, &numbered(2, ClientMessage::Ping)).await;
+    ws_send(&mut again, &numbered(2, ClientMessage::Ping {})).await;
     assert!(matches!(
         ws_message(&mut again).await.body,
         ServerMessage::Pong { reply_to: 2 }

@@ -369,7 +369,7 @@ async fn bad_reports_get_clear_errors_and_the_session_goes_on() {
     assert_eq!((job, code), (Some(4), ErrorCode::BadMessage));
     assert!(text.contains("upload the archive again"), "{text}");
 
-    ws_send(&mut socket, &numbered(5, ClientMessage::Ping)).await;
+    ws_send(&mut socket, &numbered(5, ClientMessage::Ping {})).await;
     assert!(matches!(
         ws_message(&mut socket).await.body,
         ServerMessage::Pong { reply_to: 5 }

@@ -159,7 +159,7 @@ async fn hello_welcome_ping_pong_and_numbered_messages() {
     assert_eq!(limits.idle_timeout_s, 300);
     assert_eq!(limits.session_timeout_s, 3600);
     assert_eq!(limits.events_per_chunk, 2000);
-    ws_send(&mut socket, &numbered(11, ClientMessage::Ping)).await;
+    ws_send(&mut socket, &numbered(11, ClientMessage::Ping {})).await;
     assert_eq!(
         message(&mut socket).await,
         Envelope::new(ServerMessage::Pong { reply_to: 11 }).numbered(2)
@@ -186,7 +186,7 @@ async fn the_handshake_is_enforced() {
 
     // Something else first.
     let mut socket = ws_open(&running).await;
-    ws_send(&mut socket, &numbered(1, ClientMessage::Ping)).await;
+    ws_send(&mut socket, &numbered(1, ClientMessage::Ping {})).await;
     let (frame, before) = closed_bodies(&mut socket).await;
     assert_eq!(close_code(frame.as_ref()), 1008);
     assert!(matches!(
@@ -371,12 +371,12 @@ async fn bad_messages_get_errors_and_the_session_goes_on() {
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
     socket.send(Message::Binary(vec![1, 2, 3].into())).await.unwrap();
     expect_error(message(&mut socket).await, ErrorCode::BadMessage);
-    ws_send(&mut socket, &numbered(7, ClientMessage::Ping)).await;
+    ws_send(&mut socket, &numbered(7, ClientMessage::Ping {})).await;
     assert!(matches!(
         message(&mut socket).await.body,
         ServerMessage::Pong { reply_to: 7 }
     ));
-    ws_send(&mut socket, &numbered(7, ClientMessage::Ping)).await;
+    ws_send(&mut socket, &numbered(7, ClientMessage::Ping {})).await;
     assert!(expect_error(message(&mut socket).await, ErrorCode::BadMessage).contains("increasing"));
     ws_send(&mut socket, &cancel(8, 99)).await;
     expect_error(message(&mut socket).await, ErrorCode::UnknownJob);
@@ -425,7 +425,7 @@ async fn bad_messages_get_errors_and_the_session_goes_on() {
             ..
         }
     ));
-    ws_send(&mut socket, &numbered(14, ClientMessage::Ping)).await;
+    ws_send(&mut socket, &numbered(14, ClientMessage::Ping {})).await;
     assert!(matches!(
         message(&mut socket).await.body,
         ServerMessage::Pong { reply_to: 14 }

@@ -224,6 +224,7 @@ pub struct SharedItem {
 
 /// A WebSocket message: its number, the job it concerns, and what it says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Envelope<B> {
     /// The sender's number for this message (see the module header).
     pub seq: u64,
@@ -287,9 +288,10 @@ pub enum ClientMessage {
     Predict {
         request: PredictRequest,
     },
-    /// Stop the running job the envelope's `job` names.
-    Cancel,
-    Ping,
+    /// Stop the running job the envelope's `job` names. (Braces, not a unit variant: serde
+    /// refuses unknown fields only in struct variants.)
+    Cancel {},
+    Ping {},
 }
 
 /// A message from the server on the WebSocket.
@@ -466,8 +468,14 @@ mod tests {
         let cancel: ClientEnvelope = serde_json::from_str(r#"{"seq":5,"job":2,"body":{"type":"cancel"}}"#).unwrap();
         assert_eq!(
             (cancel.seq, cancel.job, cancel.body),
-            (5, Some(2), ClientMessage::Cancel)
+            (5, Some(2), ClientMessage::Cancel {})
         );
+        for extra in [
+            r#"{"seq":6,"body":{"type":"ping","extra":true}}"#,
+            r#"{"seq":6,"body":{"type":"ping"},"extra":true}"#,
+        ] {
+            assert!(serde_json::from_str::<ClientEnvelope>(extra).is_err(), "{extra}");
+        }
     }
 
     #[test]

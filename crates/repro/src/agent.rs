@@ -31,7 +31,7 @@ use super::llm::Llm;
 use super::plan;
 use super::project::Project;
 use super::refine::{self, Feedback};
-use super::report::report_text;
+use super::report::ParsedReport;
 use super::restructure;
 use replayground_exec::sandbox::{RunLimits, Sandbox};
 use replayground_neural::service::NeuralService;
@@ -202,6 +202,8 @@ pub async fn run_agent(
     let started = Instant::now();
     let mut progress = Progress::default();
     let threads = TaskTracker::new();
+    // The report is read once; every stage takes it as read.
+    let report = ParsedReport::from(report);
     let finished = {
         let work = run(
             &report,
@@ -371,7 +373,7 @@ async fn llm_generate(
 
 #[allow(clippy::too_many_arguments)] // the stages' shared inputs, each used by several stages
 async fn run(
-    report: &BugReport,
+    report: &ParsedReport,
     project: Option<Arc<Project>>,
     deps: &AgentDeps,
     config: &AgentConfig,
@@ -454,12 +456,7 @@ async fn run(
         Vec::new()
     };
 
-    let text = format!(
-        "{}\n{}\n{}",
-        restructured.problem,
-        restructured.observed,
-        report_text(report)
-    );
+    let text = format!("{}\n{}\n{}", restructured.problem, restructured.observed, report.text);
     let ruff = if config.on(Stage::Static) {
         checks::locate_ruff()
     } else {

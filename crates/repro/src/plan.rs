@@ -155,11 +155,11 @@ pub async fn plan(
 mod tests {
     use super::*;
     use crate::llm::{ScriptedLlm, ScriptedReply};
-    use crate::restructure::restructure_rules;
+    use crate::restructure::rules_of;
     use replayground_shared::repro::BugReport;
 
     fn nan_report() -> RestructuredReport {
-        restructure_rules(&BugReport {
+        rules_of(BugReport {
             title: "Training loss becomes nan".into(),
             snippets: vec!["import numpy as np\nloss = np.log(0)".into()],
             ..BugReport::default()

@@ -118,16 +118,17 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
 mod tests {
     use super::*;
     use crate::project::{Project, SourceFile};
+    use crate::report::ParsedReport;
     use crate::restructure::restructure_rules;
     use replayground_shared::repro::BugReport;
 
     #[test]
     fn refinement_follows_the_feedback() {
-        let report = BugReport {
+        let report = ParsedReport::from(BugReport {
             title: "loss is nan".into(),
             snippets: vec!["loss = np.log(x)\n".into()],
             ..BugReport::default()
-        };
+        });
         let r = restructure_rules(&report);
         let input = GenInput::of_report(&report, &r);
         let first = rule_candidate(&input);
@@ -220,10 +221,10 @@ mod tests {
 
     #[test]
     fn the_rules_refine_only_when_refinement_is_on() {
-        let report = BugReport {
+        let report = ParsedReport::from(BugReport {
             snippets: vec!["print(1)\n".into()],
             ..BugReport::default()
-        };
+        });
         let r = restructure_rules(&report);
         let input = GenInput::of_report(&report, &r);
         assert_eq!(next_rule_candidate(&input, None, false), Some(rule_candidate(&input)));

@@ -505,8 +505,45 @@ pub(crate) fn join(parts: &[&str]) -> String {
         .join("\n\n")
 }
 
+/// A report read once, as every stage takes it: the report's fields (through `Deref`),
+/// everything it says as one text, and its Python code.
+#[derive(Debug, Clone)]
+pub struct ParsedReport {
+    report: BugReport,
+    /// Everything the report says (title, description, observed, expected, free text),
+    /// for retrieval, restructuring and relevance.
+    pub text: String,
+    /// Every piece of Python code in it: its snippets, then the code fences of its text.
+    pub code: Vec<String>,
+}
+
+impl From<BugReport> for ParsedReport {
+    fn from(report: BugReport) -> Self {
+        Self {
+            text: report_text(&report),
+            code: code_snippets(&report),
+            report,
+        }
+    }
+}
+
+impl ParsedReport {
+    /// What retrieval searches the project for: the report's text and its code.
+    pub fn query(&self) -> String {
+        format!("{}\n{}", self.text, self.code.join("\n"))
+    }
+}
+
+impl std::ops::Deref for ParsedReport {
+    type Target = BugReport;
+
+    fn deref(&self) -> &BugReport {
+        &self.report
+    }
+}
+
 /// Every piece of Python code in the report: its snippets, then code fences of its text.
-pub fn code_snippets(report: &BugReport) -> Vec<String> {
+fn code_snippets(report: &BugReport) -> Vec<String> {
     let mut out: Vec<String> = report
         .snippets
         .iter()
@@ -529,7 +566,7 @@ pub fn code_snippets(report: &BugReport) -> Vec<String> {
 }
 
 /// Everything the report says, for retrieval and relevance.
-pub fn report_text(report: &BugReport) -> String {
+fn report_text(report: &BugReport) -> String {
     join(&[
         &report.title,
         &report.description,
@@ -695,15 +732,15 @@ mod tests {
         assert_eq!(s.snippets, vec!["import numpy as np\nloss = np.log(0.0)".to_owned()]);
         assert_eq!(s.expected, "The loss decreases, no NaN.");
         assert!(s.observed.contains("loss: -inf"), "{}", s.observed);
-        let report = BugReport {
+        let report = ParsedReport::from(BugReport {
             free_text: ISSUE.into(),
             ..BugReport::default()
-        };
+        });
         let r = restructure_rules(&report);
         assert_eq!(r.symptom.class, SymptomClass::WrongCalculation);
         assert!(r.symptom.cues.contains(&"nan".to_owned()));
         assert_eq!(r.framework.as_deref(), Some("numpy"));
-        assert_eq!(code_snippets(&report).len(), 1);
+        assert_eq!(report.code.len(), 1);
     }
 
     #[test]

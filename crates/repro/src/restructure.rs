@@ -3,23 +3,23 @@
 //! refines when configured. With the stage switched off, [`unstructured`] takes the
 //! report's own fields as they are.
 
-use replayground_shared::repro::{BugReport, RestructuredReport, Symptom, SymptomClass};
+use replayground_shared::repro::{RestructuredReport, Symptom, SymptomClass};
 use serde::Deserialize;
 
 use crate::llm::{ChatMessage, GenParams, Llm, LlmTask};
 use crate::report::{
-    WARNING_HEADLINE, classify, code_snippets, detect_framework, join, json_in_answer, report_text, split_free_text,
+    ParsedReport, WARNING_HEADLINE, classify, detect_framework, join, json_in_answer, split_free_text,
 };
 
 /// The rule-based restructuring.
-pub fn restructure_rules(report: &BugReport) -> RestructuredReport {
+pub fn restructure_rules(report: &ParsedReport) -> RestructuredReport {
     let free = split_free_text(&report.free_text);
     let description = split_free_text(&report.description);
     let problem = join(&[&report.title, &description.problem, &free.problem]);
     let observed = join(&[&report.observed, &description.observed, &free.observed]);
     let expected = join(&[&report.expected, &description.expected, &free.expected]);
     let mut steps: Vec<String> = description.steps.into_iter().chain(free.steps).collect();
-    let snippets = code_snippets(report);
+    let snippets = &report.code;
     if steps.is_empty() && !snippets.is_empty() {
         steps.push(format!(
             "Run the code from the report ({} snippet{}).",
@@ -71,7 +71,7 @@ fn parse_class(name: &str) -> Option<SymptomClass> {
 /// Restructures `report`: the rules, refined by `llm` when one is given. The second
 /// value says why an LLM answer was not used, when it was not.
 pub async fn restructure(
-    report: &BugReport,
+    report: &ParsedReport,
     llm: Option<&dyn Llm>,
     on_token: &mut (dyn FnMut(&str) + Send),
 ) -> (RestructuredReport, Option<String>) {
@@ -87,8 +87,8 @@ pub async fn restructure(
         )),
         ChatMessage::user(format!(
             "Bug report:\n{}\n\nCode:\n{}\n\nA rule-based draft:\n{draft}",
-            report_text(report),
-            code_snippets(report).join("\n\n")
+            report.text,
+            report.code.join("\n\n")
         )),
     ];
     let params = GenParams {
@@ -166,7 +166,7 @@ pub async fn restructure(
 }
 
 /// The restructuring without its stage: the report's own fields, classified as they are.
-pub fn unstructured(report: &BugReport) -> RestructuredReport {
+pub fn unstructured(report: &ParsedReport) -> RestructuredReport {
     let problem = [report.title.as_str(), &report.description, &report.free_text]
         .iter()
         .filter(|t| !t.trim().is_empty())
@@ -174,11 +174,7 @@ pub fn unstructured(report: &BugReport) -> RestructuredReport {
         .collect::<Vec<_>>()
         .join("\n\n");
     let symptom = classify(&format!("{problem}\n{}", report.observed));
-    let framework = detect_framework(&format!(
-        "{}\n{}",
-        code_snippets(report).join("\n"),
-        report_text(report)
-    ));
+    let framework = detect_framework(&format!("{}\n{}", report.code.join("\n"), report.text));
     RestructuredReport {
         problem,
         observed: report.observed.clone(),
@@ -190,19 +186,26 @@ pub fn unstructured(report: &BugReport) -> RestructuredReport {
     }
 }
 
+/// [`restructure_rules`] of a report read here, for tests.
+#[cfg(test)]
+pub(crate) fn rules_of(report: replayground_shared::repro::BugReport) -> RestructuredReport {
+    restructure_rules(&ParsedReport::from(report))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::llm::{ScriptedLlm, ScriptedReply};
+    use replayground_shared::repro::BugReport;
 
     #[test]
     fn a_warning_in_the_headline_makes_a_warning_report() {
-        let report = restructure_rules(&BugReport {
+        let report = rules_of(BugReport {
             free_text: "# \"invalid value encountered in divide\" and NaN features\n\nThe column is constant.\n".into(),
             ..BugReport::default()
         });
         assert_eq!(report.symptom.class, SymptomClass::Warning);
-        let nan = restructure_rules(&BugReport {
+        let nan = rules_of(BugReport {
             free_text: "# Loss becomes nan\n\n```\nRuntimeWarning: divide by zero encountered in log\nloss nan\n```\n"
                 .into(),
             ..BugReport::default()
@@ -212,10 +215,10 @@ mod tests {
 
     #[tokio::test]
     async fn an_llm_refines_and_bad_json_falls_back() {
-        let report = BugReport {
+        let report = ParsedReport::from(BugReport {
             title: "loss goes nan".into(),
             ..BugReport::default()
-        };
+        });
         let good = r#"Sure: {"problem": "NaN loss", "observed": "loss is nan at epoch 2", "expected": "finite loss", "steps": ["train"], "symptom_class": "wrong calculation", "error_type": null, "framework": "torch"}"#;
         let llm = ScriptedLlm::new(vec![
             ScriptedReply::Any(good.into()),

@@ -170,7 +170,7 @@ impl PageSocket {
 
 /// Sends a `cancel` of `job`, numbered `seq`, on `socket`; false when it cannot.
 pub fn send_cancel(socket: &web_sys::WebSocket, seq: u64, job: u64) -> bool {
-    send_envelope(socket, &Envelope::job(job, ClientMessage::Cancel).numbered(seq))
+    send_envelope(socket, &Envelope::job(job, ClientMessage::Cancel {}).numbered(seq))
 }
 
 fn send_envelope(socket: &web_sys::WebSocket, envelope: &Envelope<ClientMessage>) -> bool {

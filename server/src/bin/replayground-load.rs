@@ -364,7 +364,7 @@ async fn idle(args: IdleArgs) -> anyhow::Result<()> {
     // Ping every session once: they are all still alive and served.
     let mut alive = 0usize;
     for (i, socket) in sockets.iter_mut().enumerate() {
-        if send(socket, 2 + i as u64, ClientMessage::Ping).await.is_ok()
+        if send(socket, 2 + i as u64, ClientMessage::Ping {}).await.is_ok()
             && matches!(
                 tokio::time::timeout(Duration::from_secs(10), receive(socket)).await,
                 Ok(Ok(Envelope {

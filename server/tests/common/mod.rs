@@ -351,7 +351,7 @@ pub(crate) fn numbered(seq: u64, body: ClientMessage) -> ClientEnvelope {
 
 /// A `cancel` of `job`, numbered `seq`.
 pub(crate) fn cancel(seq: u64, job: u64) -> ClientEnvelope {
-    Envelope::job(job, ClientMessage::Cancel).numbered(seq)
+    Envelope::job(job, ClientMessage::Cancel {}).numbered(seq)
 }
 
 /// Opens a WebSocket, says hello and returns the server's welcome.

@@ -17,7 +17,7 @@ use crate::agent::{AgentConfig, AgentDeps, run_agent};
 use crate::checks::run_script;
 use crate::embed::Embedder;
 use crate::llm::Llm;
-use crate::report::{code_snippets, report_text};
+use crate::report::ParsedReport;
 use crate::restructure::{restructure, restructure_rules};
 use crate::retrieval::{RetrievalConfig, Retriever};
 use replayground_exec::sandbox::{RunLimits, Sandbox};
@@ -205,12 +205,8 @@ fn static_stages(
             top_k: RECALL_K,
             ..RetrievalConfig::default()
         };
-        // The agent's own query (agent::find_contexts): the report's text and its code.
-        let query = format!(
-            "{}\n{}",
-            report_text(&case.report),
-            code_snippets(&case.report).join("\n")
-        );
+        // The agent's own query (context::find_contexts).
+        let query = ParsedReport::from(case.report.clone()).query();
         let contexts = retriever.retrieve(&query, &config, embedder, None);
         let retrieved: Vec<String> = contexts.iter().map(|c| c.path.clone()).collect();
         let rank = retrieved.iter().position(|path| path == buggy).map(|i| i + 1);
@@ -309,10 +305,11 @@ pub async fn run_case(
     unavailable: Arc<BTreeMap<String, Option<String>>>,
 ) -> CaseResult {
     let started = Instant::now();
-    let rules = restructure_rules(&case.report).symptom.class;
+    let report = ParsedReport::from(case.report.clone());
+    let rules = restructure_rules(&report).symptom.class;
     let llm_class = match &config.llm {
         Some((_, llm)) => Some(
-            restructure(&case.report, Some(llm.as_ref()), &mut |_| {})
+            restructure(&report, Some(llm.as_ref()), &mut |_| {})
                 .await
                 .0
                 .symptom

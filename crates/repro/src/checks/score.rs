@@ -288,12 +288,12 @@ pub fn combined_score(verdicts: &[CheckVerdict]) -> (f32, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::restructure::restructure_rules;
+    use crate::restructure::rules_of;
     use replayground_shared::repro::BugReport;
 
     #[test]
     fn runs_are_scored_against_the_report() {
-        let crash = restructure_rules(&BugReport {
+        let crash = rules_of(BugReport {
             observed: "ValueError: shapes (3,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)".into(),
             ..BugReport::default()
         });
@@ -307,7 +307,7 @@ mod tests {
         let (score, _) = score_run(&crash, &observe(Termination::Exited(0), "done", "", 1));
         assert!(score < 0.3, "{score}");
 
-        let nan = restructure_rules(&BugReport {
+        let nan = rules_of(BugReport {
             title: "loss becomes nan".into(),
             ..BugReport::default()
         });
@@ -331,7 +331,7 @@ mod tests {
     fn printed_integer_arrays_are_compared_without_padding() {
         let values = quoted_values("prints `[[ 70 180   4  54]]` instead");
         assert!(values.contains("[70 180 4 54]"), "{values:?}");
-        let wrapped = restructure_rules(&BugReport {
+        let wrapped = rules_of(BugReport {
             title: "bright pixels wrap around".into(),
             description: "it prints `[[ 70 180   4  54]]`. Expected `[[ 70 180 255 255]]`.".into(),
             ..BugReport::default()
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn a_run_shows_what_goes_wrong_and_the_report_says_why() {
-        let report = restructure_rules(&BugReport {
+        let report = rules_of(BugReport {
             title: "Loss explodes after I changed the learning rate in the config".into(),
             observed: "epoch 0 loss 3.2e+02\nepoch 5 loss 7.7e+19\nepoch 9 loss inf".into(),
             ..BugReport::default()
@@ -386,7 +386,7 @@ mod tests {
 
     #[test]
     fn a_printed_warning_shows_a_warning_report() {
-        let report = restructure_rules(&BugReport {
+        let report = rules_of(BugReport {
             title: "RuntimeWarning: Mean of empty slice, and the loss is nan".into(),
             ..BugReport::default()
         });

@@ -8,13 +8,13 @@ pub mod retrieval;
 
 use std::sync::Arc;
 
-use replayground_shared::repro::{AgentEvent, BugReport, RankedContext, Stage};
+use replayground_shared::repro::{AgentEvent, RankedContext, Stage};
 use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::project::Project;
-use crate::report::{code_snippets, report_text};
+use crate::report::ParsedReport;
 use crate::training_loops::TrainingLoop;
 use embed::{CrossEncoder, Embedder};
 use retrieval::{RetrievalConfig, RetrievalError, Retriever};
@@ -24,7 +24,7 @@ use retrieval::{RetrievalConfig, RetrievalError, Retriever};
 /// none when the project gives none (the events say why). The CPU-bound work runs on
 /// `threads` and stops when `cancel` fires.
 pub(crate) async fn find_contexts(
-    report: &BugReport,
+    report: &ParsedReport,
     project: Arc<Project>,
     (embedder, reranker): (Option<Arc<Embedder>>, Option<Arc<CrossEncoder>>),
     top_k: usize,
@@ -40,7 +40,7 @@ pub(crate) async fn find_contexts(
         )
         .await;
     }
-    let query = format!("{}\n{}", report_text(report), code_snippets(report).join("\n"));
+    let query = report.query();
     let progress_events = events.clone();
     // Chunking, embedding and searching are CPU-bound: off the async threads.
     let cancel = cancel.clone();

@@ -11,7 +11,6 @@ use super::rules::polish_draft;
 use super::{Candidate, GenInput};
 use crate::edits::re;
 use crate::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
-use crate::report::code_snippets;
 
 /// The code of an LLM's answer: its first `` ```python `` block (an unclosed one up to the
 /// end), or the whole answer when it has no fence.
@@ -52,7 +51,7 @@ pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &
             let _ = writeln!(user, "{}. [{:?}] {}", i + 1, step.kind, step.description);
         }
     }
-    let snippets = code_snippets(input.report);
+    let snippets = &input.report.code;
     if !snippets.is_empty() {
         let _ = writeln!(
             user,
@@ -115,16 +114,17 @@ pub async fn llm_candidate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::ParsedReport;
     use crate::restructure::restructure_rules;
     use replayground_shared::repro::BugReport;
 
     #[tokio::test]
     async fn an_llms_draft_goes_through_the_rules_as_tools() {
         use crate::llm::{ScriptedLlm, ScriptedReply};
-        let report = BugReport {
+        let report = ParsedReport::from(BugReport {
             observed: "The loss is nan after the first epoch.".into(),
             ..BugReport::default()
-        };
+        });
         let restructured = restructure_rules(&report);
         let input = GenInput::of_report(&report, &restructured);
         // A draft without its imports or seeds, training for far too long.

@@ -9,7 +9,9 @@
 //! Every candidate lists its edits, which the agent streams with it. How feedback turns
 //! into the next candidate is [`crate::refine`].
 
-use replayground_shared::repro::{BugReport, PlanStep, RankedContext, RestructuredReport};
+use replayground_shared::repro::{PlanStep, RankedContext, RestructuredReport};
+
+use crate::report::ParsedReport;
 
 use crate::project::Project;
 
@@ -29,7 +31,7 @@ pub struct Candidate {
 /// What a generator knows about the bug.
 #[derive(Debug, Clone, Copy)]
 pub struct GenInput<'a> {
-    pub report: &'a BugReport,
+    pub report: &'a ParsedReport,
     pub restructured: &'a RestructuredReport,
     pub plan: &'a [PlanStep],
     pub context: Option<&'a RankedContext>,
@@ -43,7 +45,7 @@ pub struct GenInput<'a> {
 #[cfg(test)]
 impl<'a> GenInput<'a> {
     /// The input for a report alone: no plan, no context, no project.
-    pub(crate) fn of_report(report: &'a BugReport, restructured: &'a RestructuredReport) -> Self {
+    pub(crate) fn of_report(report: &'a ParsedReport, restructured: &'a RestructuredReport) -> Self {
         Self {
             report,
             restructured,

@@ -14,7 +14,7 @@ use crate::edits::{
     hoist_main_blocks, inferred_shape, migrate_deprecated, re, show_warnings, shrink_loops, strip_notebook,
     synthesize_data,
 };
-use crate::report::{code_snippets, looks_like_python, report_text};
+use crate::report::looks_like_python;
 
 /// The first candidate without a model: the report's code with the edit actions applied.
 pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
@@ -93,7 +93,7 @@ impl ReportFacts {
             r.observed,
             input.report.environment.frameworks.join(" ")
         ));
-        let words = format!("{}\n{}\n{}", r.problem, r.observed, report_text(input.report));
+        let words = format!("{}\n{}\n{}", r.problem, r.observed, input.report.text);
         Self { shape, words }
     }
 }
@@ -106,9 +106,12 @@ fn definitions(code: &str) -> BTreeSet<String> {
 
 /// The code to start from: the report's snippets, the context, or a skeleton.
 fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
-    let snippets: Vec<String> = code_snippets(input.report)
-        .into_iter()
+    let snippets: Vec<String> = input
+        .report
+        .code
+        .iter()
         .filter(|s| looks_like_python(s) || input.report.snippets.contains(s))
+        .cloned()
         .collect();
     let mut edits = Vec::new();
     let mut code = String::new();
@@ -201,20 +204,21 @@ fn entry_last(context_code: &str) -> String {
 mod tests {
     use super::*;
     use crate::edits::OBSERVER_MARK;
+    use crate::report::ParsedReport;
     use crate::restructure::restructure_rules;
     use replayground_shared::repro::{BugReport, RestructuredReport};
 
-    fn input_for(report: &BugReport, restructured: &RestructuredReport) -> Candidate {
+    fn input_for(report: &ParsedReport, restructured: &RestructuredReport) -> Candidate {
         rule_candidate(&GenInput::of_report(report, restructured))
     }
 
     #[test]
     fn snippets_get_their_missing_imports_and_seeds() {
-        let report = BugReport {
+        let report = ParsedReport::from(BugReport {
             observed: "ValueError: shapes (3,4) and (3,4) not aligned".into(),
             snippets: vec!["a = np.ones((3, 4))\nb = np.ones((3, 4))\nprint(np.dot(a, b))".into()],
             ..BugReport::default()
-        };
+        });
         let c = input_for(&report, &restructure_rules(&report));
         assert!(c.code.starts_with("import numpy as np\n"), "{}", c.code);
         assert!(c.code.contains("np.random.seed(0)"));
@@ -229,13 +233,13 @@ mod tests {
 
     #[test]
     fn notebooks_deprecations_and_data_files_are_handled() {
-        let report = BugReport {
+        let report = ParsedReport::from(BugReport {
             title: "loss becomes nan; X has shape (50, 3)".into(),
             snippets: vec![
                 "!pip install numpy\n%matplotlib inline\nimport numpy as np\nX = np.load('data/train.npy')\ny = np.loadtxt(\"labels.csv\", delimiter=\",\")\nw = np.zeros(3, dtype=np.float)\nfor epoch in range(100000):\n    pass\ndisplay(X)\n".into(),
             ],
             ..BugReport::default()
-        };
+        });
         let r = restructure_rules(&report);
         let c = input_for(&report, &r);
         assert!(

@@ -185,8 +185,8 @@ impl From<ClientEnvelope> for Request {
                 id: seq,
                 spec: PredictJob::try_from(request).map(JobSpec::Predict),
             },
-            ClientMessage::Cancel => Self::Cancel { job },
-            ClientMessage::Ping => Self::Ping,
+            ClientMessage::Cancel {} => Self::Cancel { job },
+            ClientMessage::Ping {} => Self::Ping,
         }
     }
 }
