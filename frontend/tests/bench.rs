@@ -13,8 +13,8 @@ use replayground_frontend::playground::editor::{lines_html, patch_lines};
 use replayground_frontend::playground::examples::EXAMPLES;
 use replayground_frontend::playground::session::Session;
 use replayground_frontend::playground::syntax::{SyntaxDocument, single_edit};
-use replayground_shared::trace::{Binding, Frame, Shape, Value};
-use replayground_shared::{Event, EventKind, Outcome, StateTree, Stop, Trace};
+use replayground_shared::test_util::TraceBuilder;
+use replayground_shared::{EventKind, StateTree, Stop, Trace};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
 use web_sys::HtmlElement;
@@ -102,62 +102,18 @@ fn parse_and_highlight_a_2000_line_file() {
 
 /// A run of `calls` calls of `f` from a module loop: 4 events per call.
 fn synthetic_trace(calls: usize) -> Trace {
-    let mut trace = Trace::empty(Outcome::Finished);
-    trace.frames.push(Frame {
-        function: "<module>".into(),
-        parent: None,
-        depth: 0,
-        is_generator: false,
-        called_from_library: false,
-    });
-    let event = |kind, frame, line, locals: Vec<Binding>, value| Event {
-        kind,
-        frame,
-        line,
-        locals: locals.into(),
-        value,
-        stdout_len: 0,
-        stderr_len: 0,
-        internal: false,
-        generator_exit: false,
-    };
-    trace.events.push(event(EventKind::Call, 0, 1, vec![], None));
+    let mut b = TraceBuilder::new();
+    let module = b.frame("<module>", None);
+    b.event(EventKind::Call, module, 1, &[]);
     for i in 0..calls {
-        let v = trace.values.len() as u32;
-        trace.values.push(Value {
-            repr: i.to_string(),
-            type_name: "int".into(),
-            object_id: i as u64,
-            shape: Shape::Scalar,
-        });
-        let frame = trace.frames.len() as u32;
-        trace.frames.push(Frame {
-            function: "f".into(),
-            parent: Some(0),
-            depth: 1,
-            is_generator: false,
-            called_from_library: false,
-        });
-        let i_binding = vec![Binding {
-            name: "i".into(),
-            value: v,
-        }];
-        let x_binding = vec![Binding {
-            name: "x".into(),
-            value: v,
-        }];
-        trace.events.push(event(EventKind::Line, 0, 3, i_binding, None));
-        trace
-            .events
-            .push(event(EventKind::Call, frame, 1, x_binding.clone(), None));
-        trace
-            .events
-            .push(event(EventKind::Line, frame, 2, x_binding.clone(), None));
-        trace
-            .events
-            .push(event(EventKind::Return, frame, 2, x_binding, Some(v)));
+        let v = b.int(i as i64);
+        let f = b.frame("f", Some(module));
+        b.event(EventKind::Line, module, 3, &[("i", v)]);
+        b.event(EventKind::Call, f, 1, &[("x", v)]);
+        b.event(EventKind::Line, f, 2, &[("x", v)]);
+        b.returning(f, 2, &[("x", v)], Some(v));
     }
-    trace
+    b.build()
 }
 
 async fn settle() {
