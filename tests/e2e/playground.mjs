@@ -745,8 +745,9 @@ done = True
         const server = ws.connectToServer();
         server.onMessage((message) => {
           const parsed = JSON.parse(message);
-          if (parsed.type === 'welcome') {
-            parsed.neural = { available: false, reason: 'Neural mode is off: this server has no model.' };
+          // Every message is an envelope {seq, job?, body}.
+          if (parsed.body?.type === 'welcome') {
+            parsed.body.neural = { available: false, reason: 'Neural mode is off: this server has no model.' };
           }
           ws.send(JSON.stringify(parsed));
         });
