@@ -193,9 +193,15 @@ impl Reference {
         self.functions.is_empty()
     }
 
-    /// The closest reference function, when `source` contains enough of it.
+    /// The closest reference function, when `source` contains enough of it. Each
+    /// top-level function and class of `source` is also renamed on its own, so a copy is
+    /// caught wherever it stands (renaming numbers names in order of first appearance,
+    /// so the code before a copy would otherwise shift its names).
     pub fn near_copy(&self, source: &str) -> Option<NearCopy> {
-        let mine = shingles(&canonical_tokens(source));
+        let mut mine = shingles(&canonical_tokens(source));
+        for (_, block) in top_level_blocks(source) {
+            mine.extend(shingles(&canonical_tokens(&block)));
+        }
         let mut shared: HashMap<u32, usize> = HashMap::new();
         for s in &mine {
             for &k in self.index.get(s).into_iter().flatten() {
@@ -215,6 +221,29 @@ impl Reference {
                 containment,
             })
     }
+}
+
+/// The top-level `def` and `class` blocks of `source`, by name.
+pub(crate) fn top_level_blocks(source: &str) -> Vec<(String, String)> {
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    let mut open = false;
+    for line in source.lines() {
+        let starts_block = ["def ", "class ", "async def "]
+            .iter()
+            .find_map(|k| line.strip_prefix(k))
+            .map(|rest| rest.split(['(', ':']).next().unwrap_or_default().trim().to_owned());
+        if let Some(name) = starts_block {
+            blocks.push((name, String::new()));
+            open = true;
+        } else if open && !line.is_empty() && !line.starts_with([' ', '\t', '#', '@']) {
+            open = false;
+        }
+        if open && let Some((_, block)) = blocks.last_mut() {
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    blocks
 }
 
 #[cfg(test)]
@@ -251,6 +280,12 @@ mod tests {
         });
         assert!(hit.containment > 0.9, "{hit:?}");
         assert!(reference.near_copy(SAMPLE).is_some());
+        // After other code, whose names shift the numbering of the copy's own names.
+        let buried = format!("import math\nlimit = math.floor(2.5)\nitems = [limit]\n\n{disguised}");
+        let hit = reference
+            .near_copy(&buried)
+            .expect("a copy after other code is a near-copy");
+        assert!(hit.containment > 0.9, "{hit:?}");
     }
 
     #[test]

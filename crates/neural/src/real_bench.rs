@@ -12,7 +12,7 @@ use rand::rngs::StdRng;
 use replayground_shared::StateTree;
 use replayground_shared::trace_lang::Trajectory;
 
-use super::dedup::Reference;
+use super::dedup::{Reference, top_level_blocks};
 use super::policy::Policy;
 use replayground_exec::runner::Tracer;
 
@@ -82,29 +82,6 @@ pub fn keep_out_of(reference: &mut Reference, programs: &[Program]) {
             reference.add(format!("neural-real/{}:{name}", program.name), &block);
         }
     }
-}
-
-/// The top-level `def` and `class` blocks of `source`, by name.
-fn top_level_blocks(source: &str) -> Vec<(String, String)> {
-    let mut blocks: Vec<(String, String)> = Vec::new();
-    let mut open = false;
-    for line in source.lines() {
-        let starts_block = ["def ", "class ", "async def "]
-            .iter()
-            .find_map(|k| line.strip_prefix(k))
-            .map(|rest| rest.split(['(', ':']).next().unwrap_or_default().trim().to_owned());
-        if let Some(name) = starts_block {
-            blocks.push((name, String::new()));
-            open = true;
-        } else if open && !line.is_empty() && !line.starts_with([' ', '\t', '#', '@']) {
-            open = false;
-        }
-        if open && let Some((_, block)) = blocks.last_mut() {
-            block.push_str(line);
-            block.push('\n');
-        }
-    }
-    blocks
 }
 
 #[cfg(test)]
