@@ -3,8 +3,9 @@
 //! engine crates never import it (see `docs/architecture.md`).
 //!
 //! - [`app`]: the state every request shares; [`jobs`]: the job queue and shutdown.
-//! - [`http`]: the HTTP API, the WebSocket sessions that stream jobs ([`http::ws`]),
-//!   health, metrics and the static playground; [`predict_job`]: neural-mode jobs.
+//! - [`http`]: the HTTP API, the WebSocket sessions that stream jobs ([`http::ws`]:
+//!   traces, neural-mode predictions, reproductions), health, metrics and the static
+//!   playground.
 //! - [`projects`]: uploaded projects kept for the reproduction agent.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`store`]: share links on SQLite or Postgres.
@@ -19,7 +20,6 @@ pub mod cli;
 pub mod http;
 pub mod jobs;
 pub mod metrics;
-pub mod predict_job;
 pub mod projects;
 pub mod store;
 

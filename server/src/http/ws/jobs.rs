@@ -13,11 +13,11 @@ use replayground_shared::trace::Trace;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::predict::PredictJob;
 use super::{LIVE_FLUSH, error};
 use crate::app::{AppState, TraceFailure};
 use crate::http::repro::ReproJob;
 use crate::jobs::TraceJob;
-use crate::predict_job::PredictJob;
 use crate::runner::TraceAssembler;
 
 /// The kinds of job a session runs.
@@ -50,7 +50,7 @@ impl JobContext {
     }
 
     /// Queues a job message, waiting for room; `false` when the job was cancelled or the client is gone.
-    async fn send(&self, message: ServerMessage) -> bool {
+    pub(super) async fn send(&self, message: ServerMessage) -> bool {
         tokio::select! {
             sent = self.data.send(Envelope::job(self.id, message)) => sent.is_ok(),
             () = self.cancel.cancelled() => false,
@@ -62,7 +62,8 @@ impl JobContext {
         let _ = self.data.send(Envelope::job(self.id, last)).await;
     }
 
-    fn error(&self, code: ErrorCode, message: String) -> ServerMessage {
+    /// The `error` that ends the job (`busy` ones say when to try again).
+    pub(super) fn error(&self, code: ErrorCode, message: String) -> ServerMessage {
         error(Some(self.id), None, code, message).body
     }
 
@@ -87,17 +88,9 @@ impl JobContext {
     }
 }
 
-/// Runs a neural debugger job (`predict_job`): tokens, then `predict_end`.
+/// Runs a neural debugger job ([`super::predict`]): tokens, then `predict_end`.
 async fn predict_job(context: JobContext, job: PredictJob) {
-    let last = crate::predict_job::run(
-        &context.state,
-        context.id,
-        job,
-        &context.data,
-        &context.cancel,
-        context.client,
-    )
-    .await;
+    let last = super::predict::run(&context, job).await;
     context.end(last.unwrap_or_else(|| context.cancelled())).await;
 }
 

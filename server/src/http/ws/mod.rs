@@ -35,11 +35,12 @@ use super::error::ApiError;
 use super::repro::ReproJob;
 use crate::app::{AppState, retry_after_secs};
 use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
-use crate::predict_job::PredictJob;
 
 mod jobs;
+mod predict;
 
 use jobs::{JobContext, JobSpec};
+use predict::PredictJob;
 
 /// A trace that runs longer than this between chunks streams what it has so far.
 const LIVE_FLUSH: Duration = Duration::from_millis(100);

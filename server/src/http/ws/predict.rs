@@ -10,20 +10,18 @@ use std::sync::Arc;
 
 use replayground_neural::predict::{self, Failure, Question};
 use replayground_shared::Action;
-use replayground_shared::protocol::{
-    Envelope, ErrorCode, MAX_PREDICT_SAMPLES, PredictRequest, ServerEnvelope, ServerMessage, TraceRequest,
-};
+use replayground_shared::protocol::{ErrorCode, MAX_PREDICT_SAMPLES, PredictRequest, ServerMessage, TraceRequest};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
-use crate::app::{AppState, TraceFailure};
+use super::jobs::JobContext;
+use crate::app::TraceFailure;
 use crate::jobs::{BUSY_RETRY_AFTER_S, RequestError, TraceJob};
 
 /// A `predict` request, checked at the boundary.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PredictJob {
-    pub trace: TraceJob,
-    pub question: Question,
+pub(crate) struct PredictJob {
+    pub(crate) trace: TraceJob,
+    pub(crate) question: Question,
 }
 
 impl TryFrom<PredictRequest> for PredictJob {
@@ -72,51 +70,21 @@ fn sentence_case(text: &str) -> String {
         .unwrap_or_default()
 }
 
-fn failure((code, message): Failure) -> ServerMessage {
-    ServerMessage::Error {
-        reply_to: None,
-        code,
-        message,
-        retry_after_s: (code == ErrorCode::Busy).then_some(BUSY_RETRY_AFTER_S),
-    }
-}
-
-/// Queues a job message, waiting for room; `false` when cancelled or the client is gone.
-async fn send(out: &mpsc::Sender<ServerEnvelope>, cancel: &CancellationToken, message: ServerEnvelope) -> bool {
-    tokio::select! {
-        sent = out.send(message) => sent.is_ok(),
-        () = cancel.cancelled() => false,
-    }
-}
-
-/// Runs a predict job: its tokens go to `out`; the returned message ends the job.
-/// `None` means it was cancelled (the caller says how).
-#[tracing::instrument(skip_all, fields(job = id, action = %job.question.action))]
-pub async fn run(
-    state: &AppState,
-    id: u64,
-    job: PredictJob,
-    out: &mpsc::Sender<ServerEnvelope>,
-    cancel: &CancellationToken,
-    client: std::net::IpAddr,
-) -> Option<ServerMessage> {
-    match run_inner(state, id, job, out, cancel, client).await {
+/// Runs a predict job: its tokens go out as the job's messages; the returned message ends
+/// the job. `None` means it was cancelled (the caller says how).
+#[tracing::instrument(skip_all, fields(job = context.id, action = %job.question.action))]
+pub(super) async fn run(context: &JobContext, job: PredictJob) -> Option<ServerMessage> {
+    match run_inner(context, job).await {
         Ok(message) => message,
-        Err(f) => Some(failure(f)),
+        Err((code, message)) => Some(context.error(code, message)),
     }
 }
 
-async fn run_inner(
-    state: &AppState,
-    id: u64,
-    job: PredictJob,
-    out: &mpsc::Sender<ServerEnvelope>,
-    cancel: &CancellationToken,
-    client: std::net::IpAddr,
-) -> Result<Option<ServerMessage>, Failure> {
+async fn run_inner(context: &JobContext, job: PredictJob) -> Result<Option<ServerMessage>, Failure> {
+    let (state, cancel) = (&context.state, &context.cancel);
     // No model: say so before any program runs.
     let model = state.neural.ready().map_err(|m| (ErrorCode::NoModel, m))?;
-    let Some(trace) = trace_again(state, &job, cancel, client).await? else {
+    let Some(trace) = trace_again(context, &job).await? else {
         return Ok(None);
     };
     let prepare_model = Arc::clone(&model);
@@ -142,19 +110,19 @@ async fn run_inner(
         let mut debugger = guard;
         predict::generate(&mut **debugger, &generating, &tokens_tx, &stop)
     });
-    let token_message = |(sample, text): (u32, String)| Envelope::job(id, ServerMessage::PredictToken { sample, text });
+    let token_message = |(sample, text): (u32, String)| ServerMessage::PredictToken { sample, text };
     let predictions = loop {
         tokio::select! {
             biased;
             () = cancel.cancelled() => return Ok(None),
             Some(token) = tokens.recv() => {
-                if !send(out, cancel, token_message(token)).await {
+                if !context.send(token_message(token)).await {
                     return Ok(None);
                 }
             }
             result = &mut generation => {
                 while let Ok(token) = tokens.try_recv() {
-                    if !send(out, cancel, token_message(token)).await {
+                    if !context.send(token_message(token)).await {
                         return Ok(None);
                     }
                 }
@@ -174,14 +142,10 @@ async fn run_inner(
 }
 
 /// The program's real run, in a sandbox slot like any trace job; `None` when cancelled.
-async fn trace_again(
-    state: &AppState,
-    job: &PredictJob,
-    cancel: &CancellationToken,
-    client: std::net::IpAddr,
-) -> Result<Option<replayground_shared::Trace>, Failure> {
-    match state
-        .run_in_slot(client, &job.trace, cancel, async || true, &mut |_| {})
+async fn trace_again(context: &JobContext, job: &PredictJob) -> Result<Option<replayground_shared::Trace>, Failure> {
+    match context
+        .state
+        .run_in_slot(context.client, &job.trace, &context.cancel, async || true, &mut |_| {})
         .await
     {
         Ok(trace) => Ok(Some(trace)),
