@@ -456,7 +456,7 @@ async fn run(
         Vec::new()
     };
 
-    let text = format!("{}\n{}\n{}", restructured.problem, restructured.observed, report.text);
+    let text = format!("{}\n{}\n{}", restructured.problem, restructured.observed, report.text());
     let ruff = if config.on(Stage::Static) {
         checks::locate_ruff()
     } else {

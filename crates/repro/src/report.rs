@@ -510,11 +510,8 @@ pub(crate) fn join(parts: &[&str]) -> String {
 #[derive(Debug, Clone)]
 pub struct ParsedReport {
     report: BugReport,
-    /// Everything the report says (title, description, observed, expected, free text),
-    /// for retrieval, restructuring and relevance.
-    pub text: String,
-    /// Every piece of Python code in it: its snippets, then the code fences of its text.
-    pub code: Vec<String>,
+    text: String,
+    code: Vec<String>,
 }
 
 impl From<BugReport> for ParsedReport {
@@ -528,6 +525,17 @@ impl From<BugReport> for ParsedReport {
 }
 
 impl ParsedReport {
+    /// Everything the report says (title, description, observed, expected, free text),
+    /// for retrieval, restructuring and relevance.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Every piece of Python code in it: its snippets, then the code fences of its text.
+    pub fn code(&self) -> &[String] {
+        &self.code
+    }
+
     /// What retrieval searches the project for: the report's text and its code.
     pub fn query(&self) -> String {
         format!("{}\n{}", self.text, self.code.join("\n"))
@@ -740,7 +748,7 @@ mod tests {
         assert_eq!(r.symptom.class, SymptomClass::WrongCalculation);
         assert!(r.symptom.cues.contains(&"nan".to_owned()));
         assert_eq!(r.framework.as_deref(), Some("numpy"));
-        assert_eq!(report.code.len(), 1);
+        assert_eq!(report.code().len(), 1);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub fn restructure_rules(report: &ParsedReport) -> RestructuredReport {
     let observed = join(&[&report.observed, &description.observed, &free.observed]);
     let expected = join(&[&report.expected, &description.expected, &free.expected]);
     let mut steps: Vec<String> = description.steps.into_iter().chain(free.steps).collect();
-    let snippets = &report.code;
+    let snippets = report.code();
     if steps.is_empty() && !snippets.is_empty() {
         steps.push(format!(
             "Run the code from the report ({} snippet{}).",
@@ -87,8 +87,8 @@ pub async fn restructure(
         )),
         ChatMessage::user(format!(
             "Bug report:\n{}\n\nCode:\n{}\n\nA rule-based draft:\n{draft}",
-            report.text,
-            report.code.join("\n\n")
+            report.text(),
+            report.code().join("\n\n")
         )),
     ];
     let params = GenParams {
@@ -174,7 +174,7 @@ pub fn unstructured(report: &ParsedReport) -> RestructuredReport {
         .collect::<Vec<_>>()
         .join("\n\n");
     let symptom = classify(&format!("{problem}\n{}", report.observed));
-    let framework = detect_framework(&format!("{}\n{}", report.code.join("\n"), report.text));
+    let framework = detect_framework(&format!("{}\n{}", report.code().join("\n"), report.text()));
     RestructuredReport {
         problem,
         observed: report.observed.clone(),

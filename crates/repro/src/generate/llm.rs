@@ -51,7 +51,7 @@ pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &
             let _ = writeln!(user, "{}. [{:?}] {}", i + 1, step.kind, step.description);
         }
     }
-    let snippets = &input.report.code;
+    let snippets = input.report.code();
     if !snippets.is_empty() {
         let _ = writeln!(
             user,

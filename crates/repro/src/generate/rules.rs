@@ -93,7 +93,7 @@ impl ReportFacts {
             r.observed,
             input.report.environment.frameworks.join(" ")
         ));
-        let words = format!("{}\n{}\n{}", r.problem, r.observed, input.report.text);
+        let words = format!("{}\n{}\n{}", r.problem, r.observed, input.report.text());
         Self { shape, words }
     }
 }
@@ -108,7 +108,7 @@ fn definitions(code: &str) -> BTreeSet<String> {
 fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
     let snippets: Vec<String> = input
         .report
-        .code
+        .code()
         .iter()
         .filter(|s| looks_like_python(s) || input.report.snippets.contains(s))
         .cloned()
