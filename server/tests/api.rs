@@ -246,9 +246,10 @@ async fn a_full_queue_is_429_with_retry_after() {
         let app = app.clone();
         async move { call(&app, post_json("/api/trace", &json!({"code": "x = 1"}))).await }
     });
-    while state.jobs.running() == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::eventually(Duration::from_secs(30), "the first job holds its slot", || {
+        state.jobs.running() > 0
+    })
+    .await;
     let answer = call(&app, post_json("/api/trace", &json!({"code": "x = 2"}))).await;
     assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(answer.headers[header::RETRY_AFTER], "5");
@@ -267,9 +268,10 @@ async fn a_full_queue_is_429_with_retry_after() {
         let app = app.clone();
         async move { call(&app, post_json("/api/trace", &json!({"code": "x = 1"}))).await }
     });
-    while state.jobs.running() == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::eventually(Duration::from_secs(30), "the first job holds its slot", || {
+        state.jobs.running() > 0
+    })
+    .await;
     let answer = call(&app, post_json("/api/trace", &json!({"code": "x = 2"}))).await;
     assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
     assert!(answer.headers.contains_key(header::RETRY_AFTER));
@@ -626,9 +628,10 @@ async fn shutdown_lets_a_running_job_finish() {
     let addr = running.addr;
     let request =
         tokio::spawn(async move { common::http(addr, "POST", "/api/trace", Some(r#"{"code": "x = 1"}"#)).await });
-    while running.state.jobs.running() == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::eventually(Duration::from_secs(30), "the job holds its slot", || {
+        running.state.jobs.running() > 0
+    })
+    .await;
     running.state.shutdown.begin(Duration::from_secs(10));
     let reply = request.await.unwrap().unwrap();
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
@@ -652,9 +655,10 @@ async fn shutdown_cancels_jobs_after_the_grace_period() {
     let addr = running.addr;
     let request =
         tokio::spawn(async move { common::http(addr, "POST", "/api/trace", Some(r#"{"code": "x = 1"}"#)).await });
-    while running.state.jobs.running() == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::eventually(Duration::from_secs(30), "the job holds its slot", || {
+        running.state.jobs.running() > 0
+    })
+    .await;
     let started = std::time::Instant::now();
     running.state.shutdown.begin(Duration::from_millis(300));
     let reply = request.await.unwrap().unwrap();

@@ -315,13 +315,10 @@ async fn a_repro_job_can_be_cancelled() {
     }
     assert!(asked.elapsed() < Duration::from_secs(10), "{:?}", asked.elapsed());
     // The slot is freed once the job's task ends.
-    for _ in 0..50 {
-        if running.state.jobs.running() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(running.state.jobs.running(), 0);
+    common::eventually(Duration::from_secs(5), "the job's slot is freed", || {
+        running.state.jobs.running() == 0
+    })
+    .await;
 }
 
 #[tokio::test]
