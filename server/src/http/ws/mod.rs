@@ -37,10 +37,9 @@ use crate::app::{AppState, retry_after_secs};
 use crate::jobs::{BUSY_RETRY_AFTER_S, QueueError, RequestError, TraceJob};
 
 mod jobs;
-mod predict;
 
+use jobs::predict::PredictJob;
 use jobs::{JobContext, JobSpec};
-use predict::PredictJob;
 
 /// A trace that runs longer than this between chunks streams what it has so far.
 const LIVE_FLUSH: Duration = Duration::from_millis(100);

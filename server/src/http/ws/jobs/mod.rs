@@ -13,12 +13,14 @@ use replayground_shared::trace::Trace;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::predict::PredictJob;
 use super::{LIVE_FLUSH, error};
 use crate::app::{AppState, TraceFailure};
 use crate::http::repro::ReproJob;
 use crate::jobs::TraceJob;
 use crate::runner::TraceAssembler;
+use predict::PredictJob;
+
+pub(super) mod predict;
 
 /// The kinds of job a session runs.
 #[derive(Debug)]
@@ -88,9 +90,9 @@ impl JobContext {
     }
 }
 
-/// Runs a neural debugger job ([`super::predict`]): tokens, then `predict_end`.
+/// Runs a neural debugger job ([`predict`]): tokens, then `predict_end`.
 async fn predict_job(context: JobContext, job: PredictJob) {
-    let last = super::predict::run(&context, job).await;
+    let last = predict::run(&context, job).await;
     context.end(last.unwrap_or_else(|| context.cancelled())).await;
 }
 

@@ -13,7 +13,7 @@ use replayground_shared::Action;
 use replayground_shared::protocol::{ErrorCode, MAX_PREDICT_SAMPLES, PredictRequest, ServerMessage, TraceRequest};
 use tokio::sync::mpsc;
 
-use super::jobs::JobContext;
+use super::JobContext;
 use crate::app::TraceFailure;
 use crate::jobs::{BUSY_RETRY_AFTER_S, RequestError, TraceJob};
 
