@@ -17,6 +17,7 @@ use super::eval;
 use super::infer::{Engine, NeuralDebugger, Sampling};
 use super::policy::Policy;
 use super::real_bench;
+use super::real_code::{Arguments, Harvest};
 use super::train::{self, TrainConfig};
 use replayground_exec::runner::Tracer;
 use replayground_exec::sandbox::{RunLimits, Sandbox};
@@ -46,9 +47,17 @@ pub struct CorpusArgs {
     #[arg(long, value_name = "DIR", default_value = real_bench::DEFAULT_DIR)]
     pub neural_real: String,
     /// Also add real functions from the permissively licensed wheels in DIR
-    /// (`python3 -m pip download more-itertools --no-deps -d DIR`), called with generated arguments.
+    /// (`python3 -m pip download algorithms --no-deps -d DIR`), called with arguments
+    /// inferred from their annotations, names, defaults and docstrings.
     #[arg(long, value_name = "DIR")]
     pub pypi: Option<PathBuf>,
+    /// Also add the pure-Python functions of the standard library (PSF licence): of the
+    /// sandbox Python's own, or of the folder DIR.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "auto")]
+    pub stdlib: Option<String>,
+    /// How real functions get their arguments (`random` is the old way, kept to compare).
+    #[arg(long, value_enum, default_value_t = Arguments::Inferred)]
+    pub arguments: Arguments,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -239,24 +248,49 @@ pub async fn corpus(
         policy: Policy::default(),
         heldout_every: 10,
     };
-    let real = match &args.pypi {
-        Some(dir) => {
-            let found = super::pypi::load_dir(dir, args.seed)?;
-            for note in &found.notes {
-                eprintln!("{note}");
-            }
-            eprintln!(
-                "{} real functions from {} wheels ({} top-level functions seen)",
-                found.programs.len(),
-                found.archives_used,
-                found.functions_seen
-            );
-            found.programs
+    let mut harvests: Vec<Harvest> = Vec::new();
+    if let Some(dir) = &args.pypi {
+        harvests.push(super::pypi::load_dir(dir, args.seed, args.arguments)?);
+    }
+    if let Some(dir) = &args.stdlib {
+        let dir = if dir == "auto" {
+            super::stdlib::locate(python).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{} cannot say where its standard library is; pass --stdlib DIR",
+                    python.display()
+                )
+            })?
+        } else {
+            PathBuf::from(dir)
+        };
+        harvests.push(super::stdlib::load_dir(&dir, args.seed, args.arguments)?);
+    }
+    for harvest in &harvests {
+        for note in &harvest.notes {
+            eprintln!("{}: {note}", harvest.origin.as_str());
         }
-        None => Vec::new(),
-    };
-    let stats = corpus::build_with(&config, tracer, &reference, real).await?;
+        eprintln!(
+            "{}: {} programs from {} eligible of {} top-level functions ({} archives or modules)",
+            harvest.origin.as_str(),
+            harvest.programs.len(),
+            harvest.functions_eligible,
+            harvest.functions_seen,
+            harvest.archives_used
+        );
+    }
+    let stats = corpus::build_with(&config, tracer, &reference, harvests).await?;
     eprintln!("{}", serde_json::to_string_pretty(&stats)?);
+    for (origin, source) in &stats.sources {
+        eprintln!(
+            "{origin}: {} functions seen, {} eligible, {} kept ({} ran to the end); {} programs, {} events",
+            source.functions_seen,
+            source.functions_eligible,
+            source.functions_kept,
+            source.functions_finished,
+            source.programs_kept,
+            source.events
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -74,6 +74,11 @@ const KEEP: &[&str] = &[
     "self",
 ];
 
+/// Whether canonical renaming keeps `name` (a keyword or a common builtin).
+pub(crate) fn is_kept_name(name: &str) -> bool {
+    KEEP.contains(&name)
+}
+
 /// Python source as a canonical token stream.
 pub fn canonical_tokens(source: &str) -> Vec<String> {
     let mut names: HashMap<String, usize> = HashMap::new();

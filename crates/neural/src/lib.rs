@@ -18,8 +18,10 @@ pub mod policy;
 pub mod predict;
 pub mod pypi;
 pub mod real_bench;
+pub mod real_code;
 pub mod rollout;
 pub mod service;
+pub mod stdlib;
 pub mod tokenizer;
 pub mod train;
 

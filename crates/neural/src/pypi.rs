@@ -1,25 +1,21 @@
-//! Real functions for the corpus: top-level functions of permissively licensed wheels
-//! (downloaded with `python3 -m pip download NAME --no-deps -d DIR`), each turned into a
-//! program that calls it once with arguments drawn from a seeded RNG.
+//! Real functions from permissively licensed wheels (downloaded with
+//! `python3 -m pip download NAME --no-deps -d DIR`): every module of a wheel is read,
+//! and each eligible top-level function becomes programs through [`super::real_code`],
+//! with the helpers it needs copied in from the wheel's own modules (the package is not
+//! installed in the sandbox) and arguments that make sense for its parameters.
 //!
-//! Deterministic: archives and their files are read in name order, and each function's
-//! arguments come from a generator seeded by the corpus seed and the function's name.
+//! Deterministic: archives and their files are read in name order; see
+//! [`super::real_code`] for the calls.
 
+use std::collections::HashSet;
 use std::io::{Cursor, Read};
 use std::path::Path;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use sha2::{Digest, Sha256};
-use tree_sitter::Node;
+use super::real_code::module::Module;
+use super::real_code::{self, Arguments, Harvest, Options, Origin};
 
-use super::generator::Program;
-use replayground_exec::python;
-
-/// Bodies longer than this make traces too long for the model's context.
-const MAX_FUNCTION_LINES: usize = 40;
 /// Marks real-function programs in `programs.jsonl` (generated ones are levels 0..=MAX).
-pub const PYPI_LEVEL: u8 = u8::MAX;
+pub const PYPI_LEVEL: u8 = real_code::REAL_LEVEL;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PypiError {
@@ -29,19 +25,8 @@ pub enum PypiError {
     Folder { path: String, source: std::io::Error },
 }
 
-/// The programs made from a folder of wheels, and why others were left out.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct PypiPrograms {
-    pub programs: Vec<Program>,
-    /// One line per skipped archive (license, format, unreadable).
-    pub notes: Vec<String>,
-    pub archives_used: u64,
-    /// Top-level functions seen in permissive archives, eligible or not.
-    pub functions_seen: u64,
-}
-
 /// Reads every `.whl` in `dir` (sdists are noted and skipped).
-pub fn load_dir(dir: &Path, seed: u64) -> Result<PypiPrograms, PypiError> {
+pub fn load_dir(dir: &Path, seed: u64, arguments: Arguments) -> Result<Harvest, PypiError> {
     let folder_error = |source| PypiError::Folder {
         path: dir.display().to_string(),
         source,
@@ -53,7 +38,7 @@ pub fn load_dir(dir: &Path, seed: u64) -> Result<PypiPrograms, PypiError> {
         .filter(|path| path.is_file())
         .collect();
     names.sort();
-    let mut out = PypiPrograms::default();
+    let mut out = Harvest::new(Origin::Pypi);
     for path in names {
         let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
         if !has_extension(&name, "whl") {
@@ -61,7 +46,7 @@ pub fn load_dir(dir: &Path, seed: u64) -> Result<PypiPrograms, PypiError> {
             continue;
         }
         match std::fs::read(&path) {
-            Ok(bytes) => add_wheel(&name, &bytes, seed, &mut out),
+            Ok(bytes) => add_wheel(&name, &bytes, seed, arguments, &mut out),
             Err(e) => out.notes.push(format!("{name}: skipped (cannot read: {e})")),
         }
     }
@@ -69,7 +54,7 @@ pub fn load_dir(dir: &Path, seed: u64) -> Result<PypiPrograms, PypiError> {
 }
 
 /// Adds the eligible functions of one wheel, or a note saying why it was skipped.
-pub fn add_wheel(name: &str, bytes: &[u8], seed: u64, out: &mut PypiPrograms) {
+pub fn add_wheel(name: &str, bytes: &[u8], seed: u64, arguments: Arguments, out: &mut Harvest) {
     let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
         out.notes.push(format!("{name}: skipped (not a zip archive)"));
         return;
@@ -98,19 +83,17 @@ pub fn add_wheel(name: &str, bytes: &[u8], seed: u64, out: &mut PypiPrograms) {
         return;
     }
     out.archives_used += 1;
-    for (path, source) in files.iter().filter(|(path, _)| has_extension(path, "py")) {
-        for (function, program) in module_programs(source, &mut out.functions_seen) {
-            let qualified = format!("{}:{function}", python::module_name(path));
-            let fn_seed = seed ^ name_hash(&qualified);
-            let mut rng = ChaCha8Rng::seed_from_u64(fn_seed);
-            let call = program.call(&mut rng);
-            out.programs.push(Program {
-                source: format!("{}{}\n\n{call}\n", program.prefix, program.function),
-                seed: fn_seed,
-                level: PYPI_LEVEL,
-            });
-        }
-    }
+    let modules: Vec<Module> = files
+        .iter()
+        .filter(|(path, _)| has_extension(path, "py"))
+        .filter_map(|(path, source)| Module::parse(path, source))
+        .collect();
+    // The wheel's own packages are copied in, not imported.
+    let inline_packages: HashSet<String> = modules
+        .iter()
+        .map(|m| m.name.split('.').next().unwrap_or_default().to_owned())
+        .collect();
+    real_code::harvest(&modules, &Options::package(seed, arguments, inline_packages), out);
 }
 
 /// `Ok` for a permissive license; otherwise the license text found.
@@ -142,149 +125,6 @@ fn has_extension(path: &str, extension: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case(extension))
 }
 
-fn name_hash(text: &str) -> u64 {
-    let digest = Sha256::digest(text.as_bytes());
-    u64::from_le_bytes(digest[..8].try_into().expect("a SHA-256 has 32 bytes"))
-}
-
-/// An eligible function of a module, ready to be called.
-struct Callable {
-    /// The module's absolute top-level imports, each on its own line.
-    prefix: String,
-    function: String,
-    name: String,
-    params: Vec<String>,
-}
-
-/// The eligible top-level functions of a module (name, callable), counting all it sees.
-fn module_programs(source: &str, seen: &mut u64) -> Vec<(String, Callable)> {
-    let Some(tree) = python::parse(source) else {
-        return Vec::new();
-    };
-    let root = tree.root_node();
-    let text = |node: Node<'_>| source[node.byte_range()].to_owned();
-    let mut prefix = String::new();
-    let mut cursor = root.walk();
-    for node in root.named_children(&mut cursor) {
-        let import = text(node);
-        let relative = import.starts_with("from .");
-        if matches!(
-            node.kind(),
-            "import_statement" | "import_from_statement" | "future_import_statement"
-        ) && !relative
-        {
-            prefix.push_str(&import);
-            prefix.push('\n');
-        }
-    }
-    if !prefix.is_empty() {
-        prefix.push_str("\n\n");
-    }
-    let mut out = Vec::new();
-    let mut cursor = root.walk();
-    for node in root.named_children(&mut cursor) {
-        if node.kind() != "function_definition" {
-            continue;
-        }
-        *seen += 1;
-        let function = text(node);
-        let Some(name) = node.child_by_field_name("name").map(text) else {
-            continue;
-        };
-        let Some(params) = node
-            .child_by_field_name("parameters")
-            .and_then(|p| required_params(p, source))
-        else {
-            continue;
-        };
-        let eligible = !function.starts_with("async")
-            && !name.starts_with("__")
-            && !params.is_empty()
-            && function.lines().count() <= MAX_FUNCTION_LINES
-            && !has_yield(node);
-        if eligible {
-            out.push((
-                name.clone(),
-                Callable {
-                    prefix: prefix.clone(),
-                    function,
-                    name,
-                    params,
-                },
-            ));
-        }
-    }
-    out
-}
-
-/// Required positional parameter names; `None` when there are splats or keyword-only ones.
-fn required_params(parameters: Node<'_>, source: &str) -> Option<Vec<String>> {
-    let mut names = Vec::new();
-    let mut cursor = parameters.walk();
-    for param in parameters.named_children(&mut cursor) {
-        match param.kind() {
-            "identifier" => names.push(source[param.byte_range()].to_owned()),
-            "typed_parameter" => names.push(source[param.named_child(0)?.byte_range()].to_owned()),
-            "default_parameter" | "typed_default_parameter" | "comment" => {}
-            _ => return None,
-        }
-    }
-    Some(names)
-}
-
-fn has_yield(node: Node<'_>) -> bool {
-    if node.kind() == "yield" {
-        return true;
-    }
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor)
-        // A nested function's yield makes that function a generator, not this one.
-        .filter(|child| child.kind() != "function_definition")
-        .any(has_yield)
-}
-
-const WORDS: [&str; 8] = ["ab", "cat", "xyz", "hello", "q", "level", "go", "a b"];
-
-impl Callable {
-    /// `print(repr(name(args)))` with arguments guided by the parameter names.
-    fn call(&self, rng: &mut ChaCha8Rng) -> String {
-        let args: Vec<String> = self.params.iter().map(|p| argument(p, rng)).collect();
-        format!("print(repr({}({})))", self.name, args.join(", "))
-    }
-}
-
-fn argument(param: &str, rng: &mut ChaCha8Rng) -> String {
-    let lower = param.to_ascii_lowercase();
-    match lower.as_str() {
-        "n" | "k" | "i" | "j" | "m" | "size" | "count" | "times" | "width" | "index" | "start" | "stop" | "step"
-        | "num" | "number" | "length" => rng.random_range(0..6).to_string(),
-        "s" | "text" | "string" | "word" | "name" | "sep" | "prefix" | "suffix" | "char" | "line" => {
-            format!("{:?}", WORDS[rng.random_range(0..WORDS.len())])
-        }
-        "func" | "function" | "key" | "pred" | "predicate" => ["bool", "str", "abs"][rng.random_range(0..3)].to_owned(),
-        _ if lower.starts_with("it") || lower.starts_with("seq") || lower.ends_with('s') || lower == "data" => {
-            list(rng)
-        }
-        _ => match rng.random_range(0..3) {
-            0 => rng.random_range(-3..10).to_string(),
-            1 => format!("{:?}", WORDS[rng.random_range(0..WORDS.len())]),
-            _ => list(rng),
-        },
-    }
-}
-
-fn list(rng: &mut ChaCha8Rng) -> String {
-    let len = rng.random_range(0..6);
-    let items: Vec<String> = if rng.random_bool(0.7) {
-        (0..len).map(|_| rng.random_range(-3..10).to_string()).collect()
-    } else {
-        (0..len)
-            .map(|_| format!("{:?}", WORDS[rng.random_range(0..WORDS.len())]))
-            .collect()
-    };
-    format!("[{}]", items.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Write as _;
@@ -295,7 +135,8 @@ mod tests {
 def first(xs):\n    return xs[0] if xs else None\n\n\
 def spread(*args):\n    return args\n\n\
 def scale(n, factor=2):\n    return math.floor(n * factor)\n\n\
-def gen(it):\n    yield from it\n";
+def gen(it):\n    yield from it\n\n\
+def assist(n):\n    return helper(n)\n";
 
     fn wheel(license: &str) -> Vec<u8> {
         let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
@@ -311,39 +152,68 @@ def gen(it):\n    yield from it\n";
         writer.finish().unwrap().into_inner()
     }
 
+    fn functions(out: &Harvest) -> Vec<&str> {
+        let mut names: Vec<&str> = out.programs.iter().map(|p| p.function.as_str()).collect();
+        names.dedup();
+        names
+    }
+
     #[test]
-    fn only_plain_positional_functions_become_programs() {
-        let mut out = PypiPrograms::default();
-        add_wheel("toy-1.0-py3-none-any.whl", &wheel("License: MIT"), 3, &mut out);
+    fn functions_that_can_be_called_become_programs() {
+        let mut out = Harvest::new(Origin::Pypi);
+        add_wheel(
+            "toy-1.0-py3-none-any.whl",
+            &wheel("License: MIT"),
+            3,
+            Arguments::Inferred,
+            &mut out,
+        );
         assert_eq!(out.archives_used, 1);
-        assert_eq!(out.functions_seen, 4);
-        assert_eq!(out.programs.len(), 2, "{out:?}");
-        let first = &out.programs[0].source;
-        assert!(first.starts_with("import math\n"), "{first}");
+        assert_eq!(out.functions_seen, 5);
+        // `spread` has nothing to pass, `assist` needs a sibling module the wheel lacks.
+        assert_eq!(
+            functions(&out),
+            ["toy.core:first", "toy.core:scale", "toy.core:gen"],
+            "{out:?}"
+        );
+        let first = &out.programs[0].program.source;
+        assert!(
+            first.starts_with("def first(xs):"),
+            "only the imports a function uses: {first}"
+        );
         assert!(
             !first.contains("from .sibling"),
             "relative imports cannot run alone: {first}"
         );
         assert!(
-            first.contains("def first(xs):") && first.contains("print(repr(first(["),
+            first.contains("def first(xs):") && first.contains("result = first(xs)"),
             "{first}"
         );
-        let scale = &out.programs[1].source;
+        let scale = out.programs.iter().find(|p| p.function.ends_with(":scale")).unwrap();
         assert!(
-            scale.contains("def scale(n, factor=2):") && scale.contains("print(repr(scale("),
-            "{scale}"
+            scale.program.source.starts_with("import math\n"),
+            "{}",
+            scale.program.source
         );
+        let generator = out.programs.iter().find(|p| p.function.ends_with(":gen")).unwrap();
         assert!(
-            out.programs
-                .iter()
-                .all(|p| p.level == PYPI_LEVEL && !p.source.contains("spread("))
+            generator.program.source.contains("result = list(gen(it))"),
+            "{}",
+            generator.program.source
         );
+        assert!(out.programs.iter().all(|p| p.program.level == PYPI_LEVEL));
     }
 
     #[test]
     fn classifiers_count_and_copyleft_is_skipped() {
-        let mut out = PypiPrograms::default();
-        add_wheel("gpl.whl", &wheel("License: GPL-3.0-or-later"), 3, &mut out);
+        let mut out = Harvest::new(Origin::Pypi);
+        add_wheel(
+            "gpl.whl",
+            &wheel("License: GPL-3.0-or-later"),
+            3,
+            Arguments::Inferred,
+            &mut out,
+        );
         assert!(out.programs.is_empty());
         assert_eq!(out.notes.len(), 1);
         assert!(out.notes[0].contains("GPL-3.0-or-later"), "{:?}", out.notes);
@@ -351,21 +221,19 @@ def gen(it):\n    yield from it\n";
             "bsd.whl",
             &wheel("Classifier: License :: OSI Approved :: BSD License"),
             3,
+            Arguments::Inferred,
             &mut out,
         );
-        assert_eq!(out.programs.len(), 2);
-    }
-
-    #[test]
-    fn the_same_seed_gives_the_same_programs() {
-        let build = |seed| {
-            let mut out = PypiPrograms::default();
-            add_wheel("toy.whl", &wheel("License: Apache-2.0"), seed, &mut out);
-            out.programs
-        };
-        assert_eq!(build(5), build(5));
-        let differs = (6..20).any(|seed| build(seed) != build(5));
-        assert!(differs, "other seeds should draw other arguments");
+        assert_eq!(functions(&out).len(), 3);
+        let mut expression = Harvest::new(Origin::Pypi);
+        add_wheel(
+            "mit.whl",
+            &wheel("License-Expression: MIT"),
+            3,
+            Arguments::Inferred,
+            &mut expression,
+        );
+        assert_eq!(functions(&expression).len(), 3);
     }
 
     #[test]
@@ -373,9 +241,9 @@ def gen(it):\n    yield from it\n";
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("toy-1.0-py3-none-any.whl"), wheel("License: ISC")).unwrap();
         std::fs::write(dir.path().join("toy-1.0.tar.gz"), b"not read").unwrap();
-        let out = load_dir(dir.path(), 1).unwrap();
-        assert_eq!(out.programs.len(), 2);
+        let out = load_dir(dir.path(), 1, Arguments::Inferred).unwrap();
+        assert_eq!(functions(&out).len(), 3);
         assert_eq!(out.notes.len(), 1, "{:?}", out.notes);
-        assert!(load_dir(&dir.path().join("missing"), 1).is_err());
+        assert!(load_dir(&dir.path().join("missing"), 1, Arguments::Inferred).is_err());
     }
 }
