@@ -29,7 +29,6 @@ pub const MODULES: &[&str] = &[
     "html/__init__.py",
     "json/encoder.py",
     "ntpath.py",
-    "operator.py",
     "posixpath.py",
     "quopri.py",
     "shlex.py",
@@ -95,7 +94,7 @@ pub fn harvest(modules: &[Module], seed: u64, arguments: Arguments, out: &mut Ha
 }
 
 /// What a parameter takes where its name alone would mislead.
-fn hint(module: &str, function: &str, param: &str) -> Option<Kind> {
+fn hint(module: &str, _function: &str, param: &str) -> Option<Kind> {
     let list = |item: Kind, sorted| Kind::List {
         item: Box::new(item),
         sorted,
@@ -112,13 +111,18 @@ fn hint(module: &str, function: &str, param: &str) -> Option<Kind> {
         ("shlex", "split_command") | ("difflib", "a" | "b") => list(Kind::Text(Text::Word), false),
         ("textwrap", "width") => int(6, 20),
         ("base64" | "quopri", "s" | "b") => Kind::Bytes,
-        ("urllib.parse", "url" | "urlstring" | "string" | "qs") => Kind::Text(Text::Url),
+        ("urllib.parse", "url" | "urlstring" | "string" | "qs" | "netloc" | "host" | "hostname" | "user" | "attr") => {
+            Kind::Text(Text::Url)
+        }
+        ("functools", "function") => Kind::Callable { arity: 2 },
+        ("datetime", "second" | "minute") => int(0, 59),
+        ("datetime", "microsecond") => int(0, 999_999),
+        ("datetime", "fold") => int(0, 1),
         ("heapq", "x") => list(int(0, 30), false),
         ("heapq" | "bisect", "a") => list(int(0, 30), true),
         ("heapq", "startpos") => int(0, 0),
-        ("statistics", "data") => list(int(1, 30), false),
-        ("operator", "a" | "b") if function.starts_with('i') || function == "concat" => list(int(0, 9), false),
-        ("operator", "a" | "b" | "c") | ("calendar" | "datetime", "m") => int(1, 12),
+        ("statistics", "data" | "x" | "y") => list(int(1, 30), false),
+        ("calendar" | "datetime", "m") => int(1, 12),
         ("calendar" | "datetime", "y" | "y1" | "y2" | "year") => int(1900, 2100),
         ("calendar" | "datetime", "d") => int(1, 28),
         _ => return None,
@@ -166,6 +170,12 @@ fn skip(module: &str, function: &str) -> bool {
         "clear_cache",
         "call",
         "length_hint",
+        // Private helpers that take a regex match, a class or a lexer.
+        "_replace_charref",
+        "_print_tokens",
+        "_coerce",
+        "_convert",
+        "_byte_quoter_factory",
     ]
     .into_iter()
     .collect();

@@ -5,6 +5,8 @@
 //! Values that depend on another argument (`target` an element of `array`, `index` a
 //! valid position in it, `start` a node of `graph`) are drawn after the containers.
 
+use std::fmt::Write as _;
+
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -38,7 +40,10 @@ pub enum Kind {
         int_nodes: bool,
         weighted: bool,
     },
-    Callable,
+    /// A function of one argument, or of two (a comparison, a reduction).
+    Callable {
+        arity: u8,
+    },
     /// An element of the first list argument (a node of the first graph).
     Element,
     /// A valid index into the first list argument.
@@ -50,10 +55,27 @@ pub enum Kind {
     Endpoint {
         last: bool,
     },
+    /// A tree or a linked list built from a class of the package (`TreeNode`, `ListNode`);
+    /// `class` is filled in once the class is found (see [`super::nodes`]).
+    Nodes {
+        shape: NodeShape,
+        class: Option<String>,
+    },
     /// The default value stays.
     Default,
     /// A class or protocol this generator cannot build (a tree node, a file).
     Unbuildable,
+}
+
+/// What a node class links to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeShape {
+    /// `left` and `right`.
+    Tree,
+    /// `next`.
+    Linked,
+    /// Whichever the class has (an annotation that says only `Node`).
+    Either,
 }
 
 /// Flavours of string.
@@ -157,10 +179,25 @@ pub fn annotation(text: &str) -> Option<Kind> {
                 Box::new(value.unwrap_or(Kind::Int { lo: 0, hi: 9 })),
             ),
         },
-        "Callable" | "callable" => Kind::Callable,
+        "Callable" => Kind::Callable {
+            arity: args
+                .first()
+                .map_or(1, |params| split_args(params.trim_matches(['[', ']'])).len().max(1)) as u8,
+        },
+        "callable" => Kind::Callable { arity: 1 },
         "Any" | "object" | "T" | "Hashable" | "Comparable" => Kind::Default,
+        "TreeNode" | "BinaryTreeNode" | "BSTNode" => nodes(NodeShape::Tree, head),
+        "ListNode" | "LinkedListNode" | "SinglyLinkedListNode" => nodes(NodeShape::Linked, head),
+        "Node" => nodes(NodeShape::Either, head),
         _ => return None,
     })
+}
+
+fn nodes(shape: NodeShape, class: &str) -> Kind {
+    Kind::Nodes {
+        shape,
+        class: Some(class.to_owned()),
+    }
 }
 
 /// `Any`-typed parameters take their kind from the name, and a name can narrow a type.
@@ -281,9 +318,18 @@ fn by_name(name: &str) -> Option<Kind> {
             ])),
             sorted: false,
         }),
-        "func" | "fn" | "function" | "f" | "predicate" | "pred" | "callback" | "key_func" | "keyfunc" | "mycmp" => {
-            Some(Kind::Callable)
+        "func" | "fn" | "function" | "f" | "predicate" | "pred" | "callback" | "key_func" | "keyfunc" => {
+            Some(Kind::Callable { arity: 1 })
         }
+        "mycmp" | "cmp" | "compare" | "comparator" | "reducer" | "combine" => Some(Kind::Callable { arity: 2 }),
+        "root" | "tree" | "bst" => Some(Kind::Nodes {
+            shape: NodeShape::Tree,
+            class: None,
+        }),
+        "head" | "list_head" | "linked_list" | "llist" => Some(Kind::Nodes {
+            shape: NodeShape::Linked,
+            class: None,
+        }),
         "flag" | "reverse" | "strict" | "inplace" => Some(Kind::Bool),
         _ if name.starts_with("is_") || name.starts_with("use_") => Some(Kind::Bool),
         _ if name.ends_with("_list")
@@ -299,6 +345,23 @@ fn by_name(name: &str) -> Option<Kind> {
         _ if name.starts_with("num_") || name.starts_with("n_") || name.ends_with("_count") => int(0, 8),
         _ => None,
     }
+}
+
+/// Whether a parameter's default is a literal of `kind`'s type, so that passing a value
+/// of `kind` instead keeps to what the author meant (a `None` default often stands for a
+/// type of its own).
+pub fn default_agrees(param: &Param, kind: &Kind) -> bool {
+    let Some(default) = param.default.as_deref().and_then(literal) else {
+        return false;
+    };
+    matches!(
+        (default, kind),
+        (
+            Kind::Int { .. } | Kind::Float { .. },
+            Kind::Int { .. } | Kind::Float { .. }
+        ) | (Kind::Bool, Kind::Bool)
+            | (Kind::Text(_), Kind::Text(_))
+    )
 }
 
 /// The kind of a default value's literal.
@@ -356,6 +419,13 @@ pub enum Value {
     Dict(Vec<(Value, Value)>),
     /// Code written as is (a lambda).
     Code(String),
+    /// Nodes of `class` holding `values`: a binary search tree in insertion order, or a
+    /// linked list in order. Built by statements, not a literal (see [`Value::build`]).
+    Nodes {
+        class: String,
+        tree: bool,
+        values: Vec<i64>,
+    },
 }
 
 impl Value {
@@ -380,12 +450,51 @@ impl Value {
                 format!("{{{}}}", pairs.join(", "))
             }
             Self::Code(code) => code.clone(),
+            Self::Nodes { class, .. } => format!("{class}(0)"),
         }
+    }
+
+    /// Statements that bind `name` to the value: for nodes, the construction a person
+    /// would write; for the rest, `name = literal`.
+    pub fn build(&self, name: &str) -> String {
+        let Self::Nodes { class, tree, values } = self else {
+            return format!("{name} = {}\n", self.render());
+        };
+        let Some((first, rest)) = values.split_first() else {
+            return format!("{name} = None\n");
+        };
+        let mut out = format!("{name} = {class}({first})\n");
+        if *tree {
+            // Binary-search-tree insertion: each value goes down from the root.
+            let mut placed: Vec<(i64, String)> = vec![(*first, name.to_owned())];
+            for &value in rest {
+                let mut path = name.to_owned();
+                loop {
+                    let here = placed.iter().find(|(_, p)| *p == path).map_or(0, |(v, _)| *v);
+                    let next = format!("{path}.{}", if value < here { "left" } else { "right" });
+                    if placed.iter().any(|(_, p)| *p == next) {
+                        path = next;
+                    } else {
+                        let _ = writeln!(out, "{next} = {class}({value})");
+                        placed.push((value, next));
+                        break;
+                    }
+                }
+            }
+        } else if !rest.is_empty() {
+            let rest: Vec<String> = rest.iter().map(i64::to_string).collect();
+            let _ = write!(
+                out,
+                "tail = {name}\nfor value in [{}]:\n    tail.next = {class}(value)\n    tail = tail.next\n",
+                rest.join(", ")
+            );
+        }
+        out
     }
 
     /// Whether the value is worth a variable of its own in the call (a container).
     pub fn is_container(&self) -> bool {
-        matches!(self, Self::List(_) | Self::Dict(_) | Self::Set(_))
+        matches!(self, Self::List(_) | Self::Dict(_) | Self::Set(_) | Self::Nodes { .. })
     }
 }
 
@@ -539,11 +648,37 @@ fn value(kind: &Kind, shape: Shape, rng: &mut ChaCha8Rng) -> Option<Value> {
             Value::Dict(pairs)
         }
         Kind::Graph { int_nodes, weighted } => graph(*int_nodes, *weighted, rng),
-        Kind::Callable => Value::Code(
+        Kind::Callable { arity: 1 } => Value::Code(
             ["lambda x: x * 2", "lambda x: x % 2 == 0", "lambda x: -x", "abs", "str"][rng.random_range(0..5)]
                 .to_owned(),
         ),
-        Kind::Element | Kind::Index { .. } | Kind::Endpoint { .. } | Kind::Default | Kind::Unbuildable => {
+        Kind::Callable { .. } => Value::Code(
+            ["lambda a, b: a + b", "lambda a, b: a - b", "lambda a, b: max(a, b)"][rng.random_range(0..3)].to_owned(),
+        ),
+        Kind::Nodes {
+            shape: links,
+            class: Some(class),
+        } if *links != NodeShape::Either => {
+            let mut values: Vec<i64> = Vec::new();
+            for _ in 0..shape.len {
+                let value = rng.random_range(1..=30);
+                // A search tree holds each value once.
+                if *links == NodeShape::Linked || !values.contains(&value) {
+                    values.push(value);
+                }
+            }
+            Value::Nodes {
+                class: class.clone(),
+                tree: *links == NodeShape::Tree,
+                values,
+            }
+        }
+        Kind::Nodes { .. }
+        | Kind::Element
+        | Kind::Index { .. }
+        | Kind::Endpoint { .. }
+        | Kind::Default
+        | Kind::Unbuildable => {
             return None;
         }
     })
@@ -663,8 +798,12 @@ mod tests {
         );
         assert_eq!(
             infer(&param("root", Some("TreeNode | None"), None), "", None),
-            Kind::Unbuildable
+            Kind::Nodes {
+                shape: NodeShape::Tree,
+                class: Some("TreeNode".into())
+            }
         );
+        assert_eq!(infer(&param("words", Some("Trie"), None), "", None), Kind::Unbuildable);
         // `Any` defers to the name.
         assert_eq!(
             infer(&param("start", Some("Any"), None), "", None),
@@ -711,6 +850,23 @@ mod tests {
     }
 
     #[test]
+    fn only_defaults_of_the_same_type_are_replaced() {
+        let int = Kind::Int { lo: 0, hi: 9 };
+        assert!(default_agrees(&param("width", None, Some("70")), &int));
+        assert!(!default_agrees(&param("errors", None, Some("None")), &int));
+        assert!(!default_agrees(&param("sep", None, Some("' '")), &int));
+        assert!(!default_agrees(&param("xs", None, None), &int));
+        assert_eq!(
+            annotation("Callable[[int, int], int]"),
+            Some(Kind::Callable { arity: 2 })
+        );
+        assert_eq!(
+            infer(&param("mycmp", None, None), "", None),
+            Kind::Callable { arity: 2 }
+        );
+    }
+
+    #[test]
     fn dependent_arguments_come_from_the_containers() {
         let kinds = [
             Kind::Element,
@@ -741,6 +897,29 @@ mod tests {
             })
             .count();
         assert!(hits >= 10, "targets are mostly elements of the array: {hits}/20");
+    }
+
+    #[test]
+    fn trees_and_linked_lists_are_built_by_statements() {
+        let tree = Value::Nodes {
+            class: "TreeNode".into(),
+            tree: true,
+            values: vec![5, 3, 8, 4],
+        };
+        assert_eq!(
+            tree.build("root"),
+            "root = TreeNode(5)\nroot.left = TreeNode(3)\nroot.right = TreeNode(8)\nroot.left.right = TreeNode(4)\n"
+        );
+        let linked = Value::Nodes {
+            class: "Node".into(),
+            tree: false,
+            values: vec![1, 2, 3],
+        };
+        assert_eq!(
+            linked.build("head"),
+            "head = Node(1)\ntail = head\nfor value in [2, 3]:\n    tail.next = Node(value)\n    tail = tail.next\n"
+        );
+        assert_eq!(Value::List(vec![]).build("xs"), "xs = []\n");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod arguments;
 pub mod module;
+mod nodes;
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -214,7 +215,28 @@ fn function_programs(
     if !entry_point {
         return Vec::new();
     }
-    let Ok(body) = assemble(index, module, def, &options.inline_packages) else {
+    let mut kinds: Vec<Kind> = signature
+        .params
+        .iter()
+        .map(|p| arguments::infer(p, &signature.doc, (options.hint)(&module.name, &def.name, &p.name)))
+        .collect();
+    // Trees and linked lists are built from a node class of the package, copied in too.
+    let mut builders: Vec<(&Module, &Def)> = Vec::new();
+    for kind in &mut kinds {
+        if matches!(kind, Kind::Nodes { .. }) {
+            match nodes::class_for(index, module, kind) {
+                Some((resolved, class_module, class)) => {
+                    *kind = resolved;
+                    builders.push((class_module, class));
+                }
+                None => *kind = Kind::Unbuildable,
+            }
+        }
+    }
+    if options.arguments == Arguments::Random {
+        builders.clear();
+    }
+    let Ok(body) = assemble(index, module, def, &builders, &options.inline_packages) else {
         return Vec::new();
     };
     let used: HashSet<&str> = body.bound.iter().map(String::as_str).collect();
@@ -223,7 +245,7 @@ fn function_programs(
     }
     let qualified = format!("{}:{}", module.name, def.name);
     let calls = match options.arguments {
-        Arguments::Inferred => inferred_calls(&module.name, def, signature, options, &qualified, &used),
+        Arguments::Inferred => inferred_calls(def, signature, &kinds, options.seed, &qualified, &used),
         Arguments::Random => random_call(def, signature, options.seed ^ name_hash(&qualified))
             .into_iter()
             .collect(),
@@ -245,21 +267,16 @@ fn function_programs(
 
 /// Up to [`CALLS_PER_FUNCTION`] calls: the docstring's examples, then generated inputs.
 fn inferred_calls(
-    module: &str,
     def: &Def,
     signature: &Signature,
-    options: &Options<'_>,
+    kinds: &[Kind],
+    seed: u64,
     qualified: &str,
     bound: &HashSet<&str>,
 ) -> Vec<(u64, String)> {
-    let kinds: Vec<Kind> = signature
-        .params
-        .iter()
-        .map(|p| arguments::infer(p, &signature.doc, (options.hint)(module, &def.name, &p.name)))
-        .collect();
     let required =
         |(p, k): (&module::Param, &Kind)| p.default.is_none() && matches!(k, Kind::Default | Kind::Unbuildable);
-    if signature.params.iter().zip(&kinds).any(required) {
+    if signature.params.iter().zip(kinds).any(required) {
         return Vec::new();
     }
     let wrap = |call: String| {
@@ -271,7 +288,7 @@ fn inferred_calls(
         let result = if bound.contains("result") { "answer" } else { "result" };
         format!("{result} = {call}\nprint(repr({result}))")
     };
-    let base = options.seed ^ name_hash(qualified);
+    let base = seed ^ name_hash(qualified);
     let mut calls: Vec<(u64, String)> = Vec::new();
     for (k, example) in doctest_calls(&signature.doc, &def.name).into_iter().enumerate() {
         if calls.len() + 1 < CALLS_PER_FUNCTION {
@@ -283,10 +300,11 @@ fn inferred_calls(
         let seed = base.wrapping_add(0x9e37_79b9 * (attempt + 1));
         attempt += 1;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut values = arguments::draw(&kinds, &mut rng);
-        // A default is sometimes replaced, so both paths of the function get run.
-        for (value, (param, kind)) in values.iter_mut().zip(signature.params.iter().zip(&kinds)) {
-            if param.default.is_some() && (matches!(kind, Kind::Element) || !rng.random_bool(0.3)) {
+        let mut values = arguments::draw(kinds, &mut rng);
+        // A default is sometimes replaced by a value of its own type, so that other
+        // paths of the function get run too.
+        for (value, (param, kind)) in values.iter_mut().zip(signature.params.iter().zip(kinds)) {
+            if param.default.is_some() && !(arguments::default_agrees(param, kind) && rng.random_bool(0.3)) {
                 *value = None;
             }
         }
@@ -316,30 +334,37 @@ fn render_call(
             param.default.as_ref()?;
             continue;
         };
-        let literal = value.render();
-        let own_name = value.is_container()
-            && !bound.contains(param.name.as_str())
-            && !super::dedup::is_kept_name(&param.name)
-            && !matches!(param.name.as_str(), "result" | "answer");
-        let text = if own_name {
-            setup.push_str(&param.name);
-            setup.push_str(" = ");
-            setup.push_str(&literal);
-            setup.push('\n');
-            param.name.clone()
-        } else {
-            literal
+        let free = |name: &str| {
+            !bound.contains(name) && !super::dedup::is_kept_name(name) && !matches!(name, "result" | "answer" | "tail")
         };
-        // After a skipped default, later arguments must name their parameter.
-        let positional =
-            !param.keyword_only && args.len() == params.iter().take_while(|p| !std::ptr::eq(*p, param)).count();
-        args.push(if positional {
-            text
+        // Containers get a variable; nodes need statements, under another name where
+        // the parameter's is taken.
+        let nodes = matches!(value, Value::Nodes { .. });
+        let text = if value.is_container() && (nodes || free(&param.name)) {
+            let name = if free(&param.name) {
+                param.name.clone()
+            } else {
+                format!("my_{}", param.name)
+            };
+            setup.push_str(&value.build(&name));
+            name
         } else {
-            format!("{}={text}", param.name)
-        });
+            value.render()
+        };
+        args.push(keyword(params, param, args.len(), text));
     }
     Some((setup, format!("{name}({})", args.join(", "))))
+}
+
+/// `text`, or `name=text` after a skipped default (later arguments must then name their
+/// parameter).
+fn keyword(params: &[module::Param], param: &module::Param, passed: usize, text: String) -> String {
+    let before = params.iter().take_while(|p| !std::ptr::eq(*p, param)).count();
+    if !param.keyword_only && passed == before {
+        text
+    } else {
+        format!("{}={text}", param.name)
+    }
 }
 
 /// The old way: required positional parameters only, one call, arguments from a few names.
@@ -400,11 +425,12 @@ struct Body {
 
 /// The function `def` of `module` with the imports, helpers, constants and classes it
 /// uses, dependencies first. `Err` names what cannot be copied.
-fn assemble(
-    index: &BTreeMap<&str, &Module>,
-    module: &Module,
-    def: &Def,
-    inline: &HashSet<String>,
+fn assemble<'a>(
+    index: &'a BTreeMap<&'a str, &'a Module>,
+    module: &'a Module,
+    def: &'a Def,
+    extra: &[(&'a Module, &'a Def)],
+    inline: &'a HashSet<String>,
 ) -> Result<Body, String> {
     let mut assembly = Assembly {
         index,
@@ -414,20 +440,14 @@ fn assemble(
         defs: Vec::new(),
         bound: Vec::new(),
         reached: HashSet::new(),
+        futures: Vec::new(),
     };
+    for &(extra_module, extra_def) in extra {
+        assembly.visit(extra_module, extra_def)?;
+    }
     assembly.visit(module, def)?;
-    let future: Vec<&str> = module
-        .imports
-        .iter()
-        .filter(|i| i.future)
-        .map(|i| i.text.as_str())
-        .collect();
     let mut text = String::new();
-    for import in future
-        .iter()
-        .copied()
-        .chain(assembly.imports.iter().map(String::as_str))
-    {
+    for import in assembly.futures.iter().chain(&assembly.imports) {
         text.push_str(import);
         text.push('\n');
     }
@@ -451,6 +471,9 @@ struct Assembly<'a> {
     defs: Vec<String>,
     bound: Vec<String>,
     reached: HashSet<String>,
+    /// `from __future__` imports of every module copied from (they change how its
+    /// annotations are read).
+    futures: Vec<String>,
 }
 
 impl<'a> Assembly<'a> {
@@ -464,6 +487,11 @@ impl<'a> Assembly<'a> {
         for name in &def.uses {
             if *name != def.name {
                 self.resolve(module, name)?;
+            }
+        }
+        for future in module.imports.iter().filter(|i| i.future) {
+            if !self.futures.contains(&future.text) {
+                self.futures.push(future.text.clone());
             }
         }
         self.bound.push(def.name.clone());

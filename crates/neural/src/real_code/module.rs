@@ -90,7 +90,20 @@ impl Module {
             .named_children(&mut cursor)
             .any(|n| n.kind() == "future_import_statement" && source[n.byte_range()].contains("annotations"));
         let mut cursor = root.walk();
+        let mut statements: Vec<Node<'_>> = Vec::new();
         for node in root.named_children(&mut cursor) {
+            // `try: from binascii import b2a_qp` / `except ImportError: ...`: the
+            // first choice is the one this Python takes.
+            if node.kind() == "try_statement"
+                && let Some(body) = node.child_by_field_name("body")
+            {
+                let mut inner = body.walk();
+                statements.extend(body.named_children(&mut inner));
+            } else {
+                statements.push(node);
+            }
+        }
+        for node in statements {
             match node.kind() {
                 "import_statement" | "import_from_statement" | "future_import_statement" => {
                     if let Some(import) = module.import(node, source) {
@@ -390,9 +403,14 @@ fn used_names(node: Node<'_>, source: &str, skip_annotations: bool) -> Vec<Strin
 fn local_names(node: Node<'_>, source: &str) -> HashSet<String> {
     let mut out = HashSet::new();
     let mut targets = Vec::new();
+    let mut globals = Vec::new();
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
         match n.kind() {
+            "global_statement" => {
+                let mut cursor = n.walk();
+                globals.extend(n.named_children(&mut cursor).map(|g| source[g.byte_range()].to_owned()));
+            }
             "function_definition" | "lambda" => {
                 if let Some(parameters) = n.child_by_field_name("parameters") {
                     targets.push(parameters);
@@ -421,6 +439,10 @@ fn local_names(node: Node<'_>, source: &str) -> HashSet<String> {
                 targets.extend(target.named_children(&mut cursor));
             }
         }
+    }
+    // `global NAME` makes an assignment a write to the module's name.
+    for name in globals {
+        out.remove(&name);
     }
     out
 }
@@ -487,10 +509,41 @@ pub fn doctest_calls(doc: &str, name: &str) -> Vec<String> {
         .filter(|call| {
             call.starts_with(&format!("{name}("))
                 && call.ends_with(')')
-                && python::parse(call).is_some_and(|tree| !tree.root_node().has_error())
+                && python::parse(call).is_some_and(|tree| {
+                    let root = tree.root_node();
+                    // Arguments that name the example's earlier variables cannot stand alone.
+                    let arguments = root
+                        .named_child(0)
+                        .and_then(|statement| statement.named_child(0))
+                        .and_then(|call| call.child_by_field_name("arguments"));
+                    !root.has_error() && arguments.is_some_and(|a| only_literals(a, call))
+                })
         })
         .map(str::to_owned)
         .collect()
+}
+
+fn only_literals(node: Node<'_>, source: &str) -> bool {
+    match node.kind() {
+        "identifier" => matches!(&source[node.byte_range()], "True" | "False" | "None"),
+        "keyword_argument" => node
+            .child_by_field_name("value")
+            .is_some_and(|v| only_literals(v, source)),
+        "integer" | "float" | "string" | "concatenated_string" | "true" | "false" | "none" => true,
+        "argument_list"
+        | "list"
+        | "tuple"
+        | "set"
+        | "dictionary"
+        | "pair"
+        | "unary_operator"
+        | "parenthesized_expression" => {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor)
+                .all(|child| only_literals(child, source))
+        }
+        _ => false,
+    }
 }
 
 /// A parameter's description in a Google-style `Args:` section (or any line that starts
@@ -540,6 +593,8 @@ def area(radius: float, *, exact: bool = False) -> float:
         >>> area(2.0)
         12.56
         >>> print(area(1))
+        >>> area(radius)
+        >>> area(-1.5)
     """
     if exact:
         return math.pi * radius ** 2
@@ -589,7 +644,7 @@ def walk(items, *rest, **options):
         assert_eq!(signature.params[0].annotation.as_deref(), Some("float"));
         assert!(signature.params[1].keyword_only);
         assert_eq!(signature.params[1].default.as_deref(), Some("False"));
-        assert_eq!(doctest_calls(&signature.doc, "area"), ["area(2.0)"]);
+        assert_eq!(doctest_calls(&signature.doc, "area"), ["area(2.0)", "area(-1.5)"]);
         assert_eq!(
             param_doc(&signature.doc, "radius"),
             " the circle's radius, non-negative."
