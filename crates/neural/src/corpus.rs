@@ -78,6 +78,8 @@ pub struct SourceStats {
     pub functions_finished: u64,
     pub programs_offered: u64,
     pub near_copies_dropped: u64,
+    /// `function ≈ reference id` for each function with a program dropped as a near-copy.
+    pub near_copies: Vec<String>,
     pub duplicates_dropped: u64,
     pub call_errors_dropped: u64,
     pub untraceable_dropped: u64,
@@ -325,10 +327,14 @@ fn admit(
         if candidate.real.is_none() {
             stats.generated += 1;
         }
-        if reference.near_copy(&candidate.program.source).is_some() {
+        if let Some(copy) = reference.near_copy(&candidate.program.source) {
             stats.near_copies_dropped += 1;
-            if let Some(source) = source {
+            if let (Some(source), Some((_, function))) = (source, &candidate.real) {
                 source.near_copies_dropped += 1;
+                let note = format!("{function} ≈ {}", copy.id);
+                if !source.near_copies.contains(&note) {
+                    source.near_copies.push(note);
+                }
             }
             continue;
         }
@@ -460,6 +466,18 @@ def spread(values: list[int]) -> int:
         let admitted = admit(&config, &reference(), real, &mut stats);
         let pypi = &stats.sources["pypi"];
         assert_eq!(pypi.near_copies_dropped, planted, "{stats:?}");
+        assert!(
+            pypi.near_copies
+                .iter()
+                .any(|n| n.contains(":find_index ≈ neural-real/04_binary_search")),
+            "{:?}",
+            pypi.near_copies
+        );
+        assert!(
+            pypi.near_copies.iter().any(|n| n.contains(":count_pairs ≈ sample_0")),
+            "{:?}",
+            pypi.near_copies
+        );
         assert_eq!(
             stats.near_copies_dropped, planted,
             "no generated program is a near-copy: {stats:?}"
