@@ -270,11 +270,13 @@ pub async fn corpus(
             eprintln!("{}: {note}", harvest.origin.as_str());
         }
         eprintln!(
-            "{}: {} programs from {} eligible of {} top-level functions ({} archives or modules)",
+            "{}: {} programs from {} eligible of {} top-level functions and {} of {} classes ({} archives or modules)",
             harvest.origin.as_str(),
             harvest.programs.len(),
             harvest.functions_eligible,
             harvest.functions_seen,
+            harvest.classes_eligible,
+            harvest.classes_seen,
             harvest.archives_used
         );
     }
@@ -282,11 +284,14 @@ pub async fn corpus(
     eprintln!("{}", serde_json::to_string_pretty(&stats)?);
     for (origin, source) in &stats.sources {
         eprintln!(
-            "{origin}: {} functions seen, {} eligible, {} kept ({} ran to the end); {} programs, {} events",
+            "{origin}: {} functions seen, {} eligible, {} kept ({} ran to the end); {} classes seen, {} eligible, {} kept; {} programs, {} events",
             source.functions_seen,
             source.functions_eligible,
             source.functions_kept,
             source.functions_finished,
+            source.classes_seen,
+            source.classes_eligible,
+            source.classes_kept,
             source.programs_kept,
             source.events
         );

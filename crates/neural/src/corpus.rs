@@ -72,6 +72,11 @@ pub struct SourceStats {
     pub functions_seen: u64,
     /// Functions that became programs (eligible and with arguments to give).
     pub functions_eligible: u64,
+    /// Top-level classes read, those that became programs (construct, then call their
+    /// methods), and those with at least one program in the corpus.
+    pub classes_seen: u64,
+    pub classes_eligible: u64,
+    pub classes_kept: u64,
     /// Functions with at least one program in the corpus.
     pub functions_kept: u64,
     /// Functions with at least one program in the corpus that ran to its end.
@@ -130,6 +135,7 @@ pub async fn build(config: &CorpusConfig, tracer: Arc<Tracer>, reference: &Refer
 struct Candidate {
     program: Program,
     real: Option<(&'static str, String)>,
+    is_class: bool,
 }
 
 /// Builds the corpus from the generated programs followed by the real ones of each
@@ -150,6 +156,7 @@ pub async fn build_with(
     let real = offer(harvests, &mut stats);
     let mut kept_functions: BTreeMap<&'static str, HashSet<String>> = BTreeMap::new();
     let mut finished_functions: BTreeMap<&'static str, HashSet<String>> = BTreeMap::new();
+    let mut kept_classes: BTreeMap<&'static str, HashSet<String>> = BTreeMap::new();
     let bar = ProgressBar::new(config.programs + real.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} programs {per_sec} eta {eta} {msg}")
@@ -208,8 +215,16 @@ pub async fn build_with(
             if let (Some(source), Some((origin, function))) = (source, &candidate.real) {
                 source.programs_kept += 1;
                 source.events += tree.len() as u64;
-                kept_functions.entry(origin).or_default().insert(function.clone());
-                if matches!(outcome, Outcome::Finished) {
+                if candidate.is_class {
+                    kept_classes.entry(origin).or_default().insert(function.clone());
+                } else {
+                    kept_functions.entry(origin).or_default().insert(function.clone());
+                }
+                if candidate.is_class {
+                    if !matches!(outcome, Outcome::Finished) {
+                        source.programs_raising += 1;
+                    }
+                } else if matches!(outcome, Outcome::Finished) {
                     finished_functions.entry(origin).or_default().insert(function.clone());
                 } else {
                     source.programs_raising += 1;
@@ -268,6 +283,7 @@ pub async fn build_with(
     for (origin, source) in &mut stats.sources {
         source.functions_kept = kept_functions.get(origin.as_str()).map_or(0, |f| f.len() as u64);
         source.functions_finished = finished_functions.get(origin.as_str()).map_or(0, |f| f.len() as u64);
+        source.classes_kept = kept_classes.get(origin.as_str()).map_or(0, |f| f.len() as u64);
     }
     for mut w in [programs_out, train_out, heldout_out] {
         w.flush()?;
@@ -294,6 +310,8 @@ fn offer(harvests: Vec<Harvest>, stats: &mut CorpusStats) -> Vec<RealProgram> {
         let source = stats.sources.entry(harvest.origin.as_str().to_owned()).or_default();
         source.functions_seen += harvest.functions_seen;
         source.functions_eligible += harvest.functions_eligible;
+        source.classes_seen += harvest.classes_seen;
+        source.classes_eligible += harvest.classes_eligible;
         source.programs_offered += harvest.programs.len() as u64;
         real.extend(harvest.programs);
     }
@@ -314,10 +332,12 @@ fn admit(
     let generated = (0..config.programs).map(|i| Candidate {
         program: generate(config.seed + i, level_for(i, config.programs)),
         real: None,
+        is_class: false,
     });
     let real = real.into_iter().map(|r| Candidate {
         program: r.program,
         real: Some((r.origin.as_str(), r.function)),
+        is_class: r.is_class,
     });
     for candidate in generated.chain(real) {
         let source = candidate

@@ -9,8 +9,10 @@
 //! function's qualified name and `k`.
 
 pub mod arguments;
+mod classes;
 pub mod module;
 mod nodes;
+pub mod values;
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -18,8 +20,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 
-use self::arguments::{Kind, Value};
+use self::arguments::Kind;
 use self::module::{Def, DefKind, Module, Signature, doctest_calls};
+use self::values::Value;
 use super::generator::Program;
 
 /// Bodies longer than this make traces too long for the model's context.
@@ -103,8 +106,11 @@ impl Origin {
 pub struct RealProgram {
     pub program: Program,
     pub origin: Origin,
-    /// `module:function`: the programs of one function share it (and their split).
+    /// `module:function` (or `module:Class`): the programs of one function share it
+    /// (and their split).
     pub function: String,
+    /// Made from a class (construct, then call its methods) rather than a function.
+    pub is_class: bool,
 }
 
 /// The programs made from one source, and how many functions it offered.
@@ -120,6 +126,9 @@ pub struct Harvest {
     pub functions_seen: u64,
     /// Functions that became at least one program.
     pub functions_eligible: u64,
+    /// Top-level classes seen, and those that became programs.
+    pub classes_seen: u64,
+    pub classes_eligible: u64,
 }
 
 impl Harvest {
@@ -131,6 +140,8 @@ impl Harvest {
             archives_used: 0,
             functions_seen: 0,
             functions_eligible: 0,
+            classes_seen: 0,
+            classes_eligible: 0,
         }
     }
 }
@@ -176,31 +187,53 @@ impl Options<'static> {
 pub fn harvest(modules: &[Module], options: &Options<'_>, out: &mut Harvest) {
     let index: BTreeMap<&str, &Module> = modules.iter().map(|m| (m.name.as_str(), m)).collect();
     for module in index.values() {
-        for def in module.defs.iter().filter(|d| d.kind == DefKind::Function) {
+        for def in &module.defs {
             // A name defined twice counts once, as Python keeps the last.
-            if !module.def(&def.name).is_some_and(|last| std::ptr::eq(last, def)) {
+            if def.kind == DefKind::Assignment || !module.def(&def.name).is_some_and(|last| std::ptr::eq(last, def)) {
                 continue;
             }
-            out.functions_seen += 1;
+            let is_class = def.kind == DefKind::Class;
+            if is_class {
+                out.classes_seen += 1;
+            } else {
+                out.functions_seen += 1;
+            }
             if (options.skip)(&module.name, &def.name) {
                 continue;
             }
-            let programs = function_programs(&index, module, def, options, out.origin);
-            if !programs.is_empty() {
-                out.functions_eligible += 1;
-                out.programs.extend(programs);
+            let site = Site {
+                index: &index,
+                module,
+                def,
+            };
+            let programs = if is_class {
+                classes::class_programs(site, options, out.origin)
+            } else {
+                function_programs(site, options, out.origin)
+            };
+            if programs.is_empty() {
+                continue;
             }
+            if is_class {
+                out.classes_eligible += 1;
+            } else {
+                out.functions_eligible += 1;
+            }
+            out.programs.extend(programs);
         }
     }
 }
 
-fn function_programs(
-    index: &BTreeMap<&str, &Module>,
-    module: &Module,
-    def: &Def,
-    options: &Options<'_>,
-    origin: Origin,
-) -> Vec<RealProgram> {
+/// A definition to make programs from, with its module and the modules around it.
+#[derive(Clone, Copy)]
+struct Site<'a> {
+    index: &'a BTreeMap<&'a str, &'a Module>,
+    module: &'a Module,
+    def: &'a Def,
+}
+
+fn function_programs(site: Site<'_>, options: &Options<'_>, origin: Origin) -> Vec<RealProgram> {
+    let Site { index, module, def } = site;
     let Some(signature) = &def.signature else {
         return Vec::new();
     };
@@ -261,6 +294,7 @@ fn function_programs(
             },
             origin,
             function: qualified.clone(),
+            is_class: false,
         })
         .collect()
 }
@@ -300,7 +334,7 @@ fn inferred_calls(
         let seed = base.wrapping_add(0x9e37_79b9 * (attempt + 1));
         attempt += 1;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut values = arguments::draw(kinds, &mut rng);
+        let mut values = values::draw(kinds, &mut rng);
         // A default is sometimes replaced by a value of its own type, so that other
         // paths of the function get run too.
         for (value, (param, kind)) in values.iter_mut().zip(signature.params.iter().zip(kinds)) {

@@ -49,6 +49,9 @@ pub struct Def {
     pub reached: Vec<String>,
     /// For functions only.
     pub signature: Option<Signature>,
+    /// For classes: the methods an instance can call (no static, class or property
+    /// methods), with their signatures (`self` included).
+    pub methods: Vec<(String, Signature)>,
 }
 
 /// A top-level import statement and the names it binds.
@@ -227,6 +230,11 @@ fn definition(node: Node<'_>, source: &str, lazy_annotations: bool) -> Option<De
     } else {
         (DefKind::Class, None)
     };
+    let methods = if kind == DefKind::Class {
+        methods(inner, source)
+    } else {
+        Vec::new()
+    };
     let locals = local_names(inner, source);
     Some(Def {
         uses: used_names(node, source, lazy_annotations)
@@ -238,7 +246,30 @@ fn definition(node: Node<'_>, source: &str, lazy_annotations: bool) -> Option<De
         name,
         kind,
         signature,
+        methods,
     })
+}
+
+fn methods(class: Node<'_>, source: &str) -> Vec<(String, Signature)> {
+    let Some(body) = class.child_by_field_name("body") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut cursor = body.walk();
+    for node in body.named_children(&mut cursor) {
+        let function = match node.kind() {
+            "function_definition" => node,
+            // `@staticmethod`, `@classmethod`, `@property` and the like change the call.
+            _ => continue,
+        };
+        let name = function
+            .child_by_field_name("name")
+            .map(|n| source[n.byte_range()].to_owned());
+        if let (Some(name), Some(signature)) = (name, signature(function, source)) {
+            out.push((name, signature));
+        }
+    }
+    out
 }
 
 /// `NAME = value` and `A, B = value` at the top level.
@@ -275,6 +306,7 @@ fn assignment(node: Node<'_>, source: &str) -> Vec<Def> {
             uses: uses.clone(),
             reached: reached(node, source),
             signature: None,
+            methods: Vec::new(),
         })
         .collect()
 }
