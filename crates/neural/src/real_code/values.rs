@@ -54,7 +54,8 @@ impl Value {
                 format!("{{{}}}", pairs.join(", "))
             }
             Self::Code(code) => code.clone(),
-            Self::Nodes { class, .. } => format!("{class}(0)"),
+            // Inside a literal (a list of nodes): one node each.
+            Self::Nodes { class, values, .. } => format!("{class}({})", values.first().copied().unwrap_or(0)),
         }
     }
 
