@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout)]
 
 mod architecture;
+mod cuda;
 mod dl;
 mod frontend;
 mod llm;
@@ -35,8 +36,9 @@ enum Task {
     /// Install the tools the build and the tests need (Debian packages, wasm target,
     /// trunk, wasm-bindgen-cli, binaryen, the code LLM); skips what is already there.
     Setup {
-        /// Also install an opt-in extra: `qwen-1.5b` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB) or
-        /// `dl` (tensorflow-cpu and torch in `.tools/dl`, about 6 GB, for `--python .tools/dl/bin/python`).
+        /// Also install an opt-in extra: `qwen-1.5b` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB),
+        /// `dl` (tensorflow-cpu and torch in `.tools/dl`, about 6 GB, for `--python .tools/dl/bin/python`)
+        /// or `cuda` (nvcc and the CUDA headers from PyPI in `.tools/cuda`, for `--features cuda`).
         #[arg(long = "with", value_name = "EXTRA")]
         with: Vec<String>,
         /// Only the code LLMs (e.g. to fill a CI cache), none of the other tools.
