@@ -134,6 +134,9 @@ pub enum Command {
     Corpus(neural::commands::CorpusArgs),
     /// Train (or resume training) a Qwen2-architecture neural debugger on a corpus.
     Train(neural::commands::TrainArgs),
+    /// Write a checkpoint's weights as a model folder to ship: bf16 by default, in shards of
+    /// at most --shard-mib each.
+    ExportModel(neural::commands::ExportArgs),
     /// Predict each stop of debugger actions with a model, beside the real one.
     Predict(neural::commands::PredictArgs),
     /// Evaluate a model (`--suite next-state|cruxeval-o|cruxeval-i`) against baselines; prints JSON.
@@ -386,6 +389,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serialize(args) => serialize(&cli.options, &args).await,
         Command::Corpus(args) => neural::commands::corpus(&args, cli.options.sandbox()?, &cli.options.python).await,
         Command::Train(args) => tokio::task::spawn_blocking(move || neural::commands::train(&args)).await?,
+        Command::ExportModel(args) => neural::commands::export(&args),
         Command::Predict(args) => {
             let program = ProgramArgs {
                 file: args.file.clone(),

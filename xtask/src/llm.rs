@@ -27,7 +27,7 @@ pub(crate) fn install_models(project: &Project, with: &[String]) -> Result<()> {
     for id in with {
         let model = CATALOGUE.iter().find(|m| m.id == id).with_context(|| {
             let known: Vec<&str> = CATALOGUE.iter().map(|m| m.id).collect();
-            format!("`--with {id}` names no extra; known: {}, dl", known.join(", "))
+            format!("`--with {id}` names no extra; known: {}, dl, cuda", known.join(", "))
         })?;
         if !wanted.contains(model) {
             wanted.push(*model);

@@ -3,8 +3,10 @@
 #![allow(clippy::print_stdout)]
 
 mod architecture;
+mod cuda;
 mod dl;
 mod frontend;
+mod gpu_train;
 mod llm;
 mod postgres;
 mod project;
@@ -35,8 +37,9 @@ enum Task {
     /// Install the tools the build and the tests need (Debian packages, wasm target,
     /// trunk, wasm-bindgen-cli, binaryen, the code LLM); skips what is already there.
     Setup {
-        /// Also install an opt-in extra: `qwen-1.5b` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB) or
-        /// `dl` (tensorflow-cpu and torch in `.tools/dl`, about 6 GB, for `--python .tools/dl/bin/python`).
+        /// Also install an opt-in extra: `qwen-1.5b` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB),
+        /// `dl` (tensorflow-cpu and torch in `.tools/dl`, about 6 GB, for `--python .tools/dl/bin/python`)
+        /// or `cuda` (nvcc and the CUDA headers from PyPI in `.tools/cuda`, for `--features cuda`).
         #[arg(long = "with", value_name = "EXTRA")]
         with: Vec<String>,
         /// Only the code LLMs (e.g. to fill a CI cache), none of the other tools.
@@ -91,6 +94,26 @@ enum Task {
         #[arg(long)]
         release: bool,
     },
+    /// Prepare one folder that trains the neural debugger on a GPU machine without Rust or
+    /// internet (the `cuda` build, a packed corpus, run.sh, a PyTorch anchor), under 48 MiB.
+    GpuTrain {
+        /// The folder to write (replaced).
+        #[arg(long, default_value = ".tools/gpu-train")]
+        out: std::path::PathBuf,
+        /// A corpus made by `replayground corpus` (default: build one of --programs).
+        #[arg(long)]
+        corpus: Option<std::path::PathBuf>,
+        /// Generated programs when the corpus is built here.
+        #[arg(long, default_value_t = 20_000)]
+        programs: u64,
+        /// Build a CPU bundle and run its run.sh here with a tiny model, checking the files
+        /// it writes against what the GPU machine may return.
+        #[arg(long)]
+        smoke: bool,
+        /// Extra arguments for `replayground corpus`, after `--` (e.g. `-- --pypi DIR`).
+        #[arg(last = true)]
+        corpus_args: Vec<String>,
+    },
     /// Run the criterion benchmarks of the workspace.
     Bench {
         /// Arguments for criterion after `--` (e.g. a benchmark name filter).
@@ -113,6 +136,22 @@ fn main() -> ExitCode {
         Task::Serve { addr, server_args } => serve(&project, &addr, &server_args),
         Task::Test => test::test(&project),
         Task::Architecture => architecture::check(&project),
+        Task::GpuTrain {
+            out,
+            corpus,
+            programs,
+            smoke,
+            corpus_args,
+        } => gpu_train::gpu_train(
+            &project,
+            &gpu_train::Options {
+                out: project.root.join(out),
+                corpus,
+                programs,
+                corpus_args,
+                smoke,
+            },
+        ),
         Task::Bench { criterion_args } => bench(&project, &criterion_args),
         Task::BenchFrontend => setup::setup(&project).and_then(|()| frontend::bench(&project)),
         Task::BenchLlm {

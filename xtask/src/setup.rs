@@ -37,8 +37,14 @@ pub(crate) fn setup(project: &Project) -> Result<()> {
     setup_with(project, &[])
 }
 
-/// `with`: opt-in code LLMs beside the default one (`--with qwen-1.5b`), and the
-/// deep-learning frameworks (`--with dl`).
+/// What `cargo xtask test` needs: the default tools and the CUDA toolkit its
+/// `check (cuda)` step compiles with.
+pub(crate) fn setup_for_tests(project: &Project) -> Result<()> {
+    setup_with(project, &["cuda".to_owned()])
+}
+
+/// `with`: opt-in code LLMs beside the default one (`--with qwen-1.5b`), the
+/// deep-learning frameworks (`--with dl`) and the CUDA toolkit (`--with cuda`).
 pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     let started = Instant::now();
     debian_packages()?;
@@ -48,10 +54,17 @@ pub(crate) fn setup_with(project: &Project, with: &[String]) -> Result<()> {
     binaryen(project)?;
     playwright_core(project)?;
     embedding_model(project)?;
-    let (frameworks, models): (Vec<String>, Vec<String>) = with.iter().cloned().partition(|w| w == "dl");
+    let models: Vec<String> = with
+        .iter()
+        .filter(|w| !matches!(w.as_str(), "dl" | "cuda"))
+        .cloned()
+        .collect();
     crate::llm::install_models(project, &models)?;
     ruff(project)?;
-    if !frameworks.is_empty() {
+    if with.iter().any(|w| w == "cuda") {
+        crate::cuda::install(project)?;
+    }
+    if with.iter().any(|w| w == "dl") {
         crate::dl::install(project)?;
     }
     println!("setup: done in {}", format_duration(started.elapsed()));

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::project::{Project, format_duration, run};
-use crate::{architecture, frontend, postgres, setup};
+use crate::{architecture, cuda, frontend, postgres, setup};
 
 const WASM: &str = "wasm32-unknown-unknown";
 
@@ -26,12 +26,13 @@ impl std::fmt::Display for Reported {
 impl std::error::Error for Reported {}
 
 /// Cheap checks first, so a formatting slip fails in seconds rather than after the builds.
-const CHECKS: [(&str, Check); 10] = [
-    ("setup", setup::setup),
+const CHECKS: [(&str, Check); 11] = [
+    ("setup", setup::setup_for_tests),
     ("fmt", fmt),
     ("architecture", architecture::check),
     ("clippy", clippy),
     ("clippy (wasm)", clippy_wasm),
+    ("check (cuda)", cuda::check),
     ("test", cargo_test),
     ("check shared (wasm)", check_shared_wasm),
     ("build frontend", build_frontend),

@@ -95,6 +95,10 @@ pub struct TrainArgs {
     /// Stop after this many steps of this run (the schedule still spans --steps).
     #[arg(long)]
     pub stop_after: Option<usize>,
+    /// Train for this many minutes instead of --steps: the first steps are timed and the
+    /// schedule is planned to end within the budget (e.g. a GPU session of fixed length).
+    #[arg(long, value_name = "MINUTES")]
+    pub minutes: Option<f64>,
     /// Where to train (a CUDA build is needed for `cuda`).
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
@@ -318,6 +322,7 @@ pub fn train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         checkpoint_every: args.checkpoint_every,
         eval_every: args.eval_every,
         stop_after: args.stop_after,
+        time_budget: args.minutes.map(|m| m * 60.0),
         device: args.device,
     };
     let state = train::train(&config)?;
@@ -327,6 +332,47 @@ pub fn train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         state.tokens_seen,
         state.seconds,
         args.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// A checkpoint folder written by `train`.
+    #[arg(long, value_name = "DIR")]
+    pub from: PathBuf,
+    /// The model folder to write (config, tokenizer, weights, loss curve, summary).
+    #[arg(long, value_name = "DIR")]
+    pub to: PathBuf,
+    /// Precision of the exported weights (`bf16` halves the bytes; loading converts to f32).
+    #[arg(long, value_enum, default_value_t = ExportDType::Bf16)]
+    pub dtype: ExportDType,
+    /// The largest weight file, in MiB.
+    #[arg(long, default_value_t = 16.0)]
+    pub shard_mib: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportDType {
+    Bf16,
+    F32,
+}
+
+/// Writes a checkpoint's weights as a model folder in shards of bounded size.
+pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let dtype = match args.dtype {
+        ExportDType::Bf16 => candle_core::DType::BF16,
+        ExportDType::F32 => candle_core::DType::F32,
+    };
+    anyhow::ensure!(args.shard_mib > 0.0, "--shard-mib must be positive");
+    let exported = super::export::export(&args.from, &args.to, dtype, (args.shard_mib * 1_048_576.0) as usize)?;
+    eprintln!(
+        "exported {} parameters ({} tensors, {:.1} MiB) to {} in {} file(s)",
+        exported.parameters,
+        exported.tensors,
+        exported.bytes as f64 / 1_048_576.0,
+        args.to.display(),
+        exported.shards.len()
     );
     Ok(ExitCode::SUCCESS)
 }

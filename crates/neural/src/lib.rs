@@ -9,6 +9,7 @@ pub mod cruxeval;
 pub mod dedup;
 pub mod device;
 pub mod eval;
+pub mod export;
 pub mod generator;
 pub mod in_context;
 pub mod infer;

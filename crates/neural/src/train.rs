@@ -51,6 +51,11 @@ pub struct TrainConfig {
     /// schedule of the whole `steps`: for training in several sittings.
     #[serde(default)]
     pub stop_after: Option<usize>,
+    /// Train for this many seconds of wall clock instead of a fixed `steps`: a fresh run
+    /// times its first steps and sets `steps` so that the whole schedule (warm-up and
+    /// decay) ends within the budget; any run stops with a checkpoint when it is spent.
+    #[serde(default)]
+    pub time_budget: Option<f64>,
     /// Where to train; not saved, so a run may resume on another device.
     #[serde(skip)]
     pub device: DeviceChoice,
@@ -238,9 +243,42 @@ fn loss(model: &TrainableQwen2, inputs: &Tensor, targets: &Tensor) -> candle_cor
     candle_nn::loss::cross_entropy(&logits.flatten_to(1)?, &targets.flatten_all()?)
 }
 
+/// Steps a time-budgeted run times before it fixes its schedule; the first is left out
+/// (it includes the GPU's kernel loading and allocator warm-up).
+const TIMED_STEPS: usize = 6;
+/// The share of a time budget the planned steps may fill: evaluation and checkpoints
+/// take the rest.
+const BUDGET_SHARE: f64 = 0.9;
+
+/// The steps that fit the `seconds` left when one step takes `per_step` seconds: at least
+/// `done + 1`, so a run always ends on a checkpoint of its own.
+pub fn steps_within(done: usize, seconds_left: f64, per_step: f64) -> usize {
+    let more = (seconds_left * BUDGET_SHARE / per_step.max(1e-9)).floor();
+    done + (more as usize).max(1)
+}
+
+/// What a finished run did, written to `summary.json` beside the checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrainSummary {
+    pub device: String,
+    pub parameters: usize,
+    pub steps: usize,
+    pub tokens_seen: u64,
+    /// Seconds of this run (not of earlier sittings).
+    pub seconds: f64,
+    /// Training tokens per second over this run, evaluation and checkpoints included.
+    pub tokens_per_second: f64,
+    pub train_loss: f32,
+    pub heldout_loss: Option<f32>,
+    pub config: TrainConfig,
+}
+
 /// Trains (or resumes) a model as `config` says; returns the final state.
 pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
+    let mut config = config.clone();
     let device = device::choose(config.device)?;
+    // TF32 matrix products on GPUs that have them: the weights and moments stay f32.
+    candle_core::cuda::set_gemm_reduced_precision_f32(true);
     std::fs::create_dir_all(&config.out)?;
     let tokenizer_path = config.out.join("tokenizer.json");
     let tokenizer = if tokenizer_path.is_file() {
@@ -311,9 +349,14 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
     let tokens_per_step = (config.batch_size * config.context) as u64;
     let started = Instant::now();
     let seconds_before = state.seconds;
-    let until = config
+    let tokens_before = state.tokens_seen;
+    let mut until = config
         .stop_after
         .map_or(config.steps, |n| (state.step + n).min(config.steps));
+    let fresh = state.step == 0;
+    let mut last_train_loss = f32::NAN;
+    let mut last_heldout = None;
+    let mut timed_from: Option<Instant> = None;
     while state.step < until {
         // The data order depends only on the seed and the step, so a resumed run sees
         // the same batches as an uninterrupted one.
@@ -322,7 +365,7 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
         let step_started = Instant::now();
         let train_loss = loss(&model, &inputs, &targets)?;
         let grads = train_loss.backward()?;
-        let lr = learning_rate(config, state.step);
+        let lr = learning_rate(&config, state.step);
         optimizer.step(&grads, lr, config.max_grad_norm)?;
         let train_loss = train_loss.to_scalar::<f32>()?;
         anyhow::ensure!(
@@ -332,20 +375,41 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
         );
         state.step += 1;
         state.tokens_seen += tokens_per_step;
+        last_train_loss = train_loss;
+        if let Some(budget) = config.time_budget {
+            let spent = started.elapsed().as_secs_f64();
+            if fresh && state.step == 1 {
+                timed_from = Some(Instant::now());
+            } else if fresh && state.step == TIMED_STEPS {
+                let per_step = timed_from.map_or(spent, |t| t.elapsed().as_secs_f64() / (TIMED_STEPS - 1) as f64);
+                config.steps = steps_within(state.step, budget - spent, per_step);
+                config.warmup_steps = config.warmup_steps.min(config.steps / 10);
+                until = config.stop_after.map_or(config.steps, |n| n.min(config.steps));
+                state.config = config.clone();
+                bar.set_length(config.steps as u64);
+                tracing::info!(steps = config.steps, per_step, "the time budget sets the schedule");
+            }
+            if spent >= budget {
+                until = state.step;
+            }
+        }
         let tps = tokens_per_step as f64 / step_started.elapsed().as_secs_f64();
-        let heldout = if state.step.is_multiple_of(config.eval_every.max(1)) || state.step == config.steps {
-            let mut eval_rng = ChaCha8Rng::seed_from_u64(config.seed.wrapping_add(1));
-            let (i, t) = batch(
-                &heldout_stream,
-                config.batch_size,
-                config.context,
-                &mut eval_rng,
-                &device,
-            )?;
-            Some(loss(&model, &i, &t)?.to_scalar::<f32>()?)
-        } else {
-            None
-        };
+        let heldout =
+            if state.step.is_multiple_of(config.eval_every.max(1)) || state.step == config.steps || state.step == until
+            {
+                let mut eval_rng = ChaCha8Rng::seed_from_u64(config.seed.wrapping_add(1));
+                let (i, t) = batch(
+                    &heldout_stream,
+                    config.batch_size,
+                    config.context,
+                    &mut eval_rng,
+                    &device,
+                )?;
+                Some(loss(&model, &i, &t)?.to_scalar::<f32>()?)
+            } else {
+                None
+            };
+        last_heldout = heldout.or(last_heldout);
         writeln!(
             log,
             "{},{},{train_loss:.5},{},{lr:.3e},{tps:.0}",
@@ -361,6 +425,20 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
         }
     }
     bar.finish();
+    let run_seconds = started.elapsed().as_secs_f64();
+    let run_tokens = state.tokens_seen.saturating_sub(tokens_before);
+    let summary = TrainSummary {
+        device: device::describe(&device).to_owned(),
+        parameters: varmap.all_vars().iter().map(|v| v.elem_count()).sum(),
+        steps: state.step,
+        tokens_seen: state.tokens_seen,
+        seconds: run_seconds,
+        tokens_per_second: run_tokens as f64 / run_seconds.max(1e-9),
+        train_loss: last_train_loss,
+        heldout_loss: last_heldout,
+        config: state.config.clone(),
+    };
+    std::fs::write(config.out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
     Ok(state)
 }
 
@@ -442,11 +520,20 @@ mod tests {
             checkpoint_every: 10,
             eval_every: 10,
             stop_after: None,
+            time_budget: None,
             device: DeviceChoice::Cpu,
         };
         assert!(learning_rate(&config, 0) < learning_rate(&config, 9));
         assert!((learning_rate(&config, 10) - 1e-3).abs() < 1e-9);
         assert!(learning_rate(&config, 60) < learning_rate(&config, 20));
         assert!((learning_rate(&config, 100) - 1e-4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_time_budget_plans_the_steps_that_fit_it() {
+        // 60 s left at 0.5 s a step: 90% of the budget is 108 more steps.
+        assert_eq!(steps_within(6, 60.0, 0.5), 114);
+        // A budget already spent still ends on a step of its own.
+        assert_eq!(steps_within(6, -3.0, 0.5), 7);
     }
 }
