@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::project::{Project, format_duration, run};
-use crate::{architecture, cuda, frontend, postgres, setup};
+use crate::{architecture, cuda, frontend, gpu_train, postgres, setup};
 
 const WASM: &str = "wasm32-unknown-unknown";
 
@@ -26,7 +26,7 @@ impl std::fmt::Display for Reported {
 impl std::error::Error for Reported {}
 
 /// Cheap checks first, so a formatting slip fails in seconds rather than after the builds.
-const CHECKS: [(&str, Check); 11] = [
+const CHECKS: [(&str, Check); 12] = [
     ("setup", setup::setup_for_tests),
     ("fmt", fmt),
     ("architecture", architecture::check),
@@ -34,6 +34,7 @@ const CHECKS: [(&str, Check); 11] = [
     ("clippy (wasm)", clippy_wasm),
     ("check (cuda)", cuda::check),
     ("test", cargo_test),
+    ("gpu-train (smoke)", gpu_train_smoke),
     ("check shared (wasm)", check_shared_wasm),
     ("build frontend", build_frontend),
     ("browser tests", browser_tests),
@@ -173,6 +174,22 @@ fn cargo_test(project: &Project) -> Result<()> {
     let result = run(&mut cmd);
     drop(cluster);
     result
+}
+
+/// The GPU training bundle's `run.sh`, run here on the CPU with a tiny model and a small
+/// corpus: everything the GPU machine would run except CUDA itself.
+fn gpu_train_smoke(project: &Project) -> Result<()> {
+    let out = tempfile::tempdir()?;
+    gpu_train::gpu_train(
+        project,
+        &gpu_train::Options {
+            out: out.path().join("bundle"),
+            corpus: None,
+            programs: 300,
+            corpus_args: Vec::new(),
+            smoke: true,
+        },
+    )
 }
 
 fn check_shared_wasm(project: &Project) -> Result<()> {
