@@ -31,7 +31,7 @@ const WHEELS: [&str; 5] = [
 const RELEASE: &str = "release 13.0";
 
 /// The GPU the kernels are compiled for when `CUDA_COMPUTE_CAP` is not set: the H100 / H200
-/// (sm_90). PTX for it also runs on newer GPUs through the driver's JIT.
+/// (`sm_90`). PTX for it also runs on newer GPUs through the driver's JIT.
 pub(crate) const DEFAULT_COMPUTE_CAP: &str = "90";
 
 /// The toolkit's root (`bin/nvcc`, `include/`, `lib/`, `nvvm/`).

@@ -3,11 +3,12 @@
 //! internet (the device machines these sessions borrow, see docs/neural-debugger.md).
 //!
 //! The folder holds the `cuda` build of `replayground` (gzip'd), `libcudart`, a packed
-//! corpus, `run.sh` (the one command to run there) and `anchor.py` (PyTorch's Qwen2 on the
+//! corpus, `run.sh` (the one command to run there) and `anchor.py` (`PyTorch`'s Qwen2 on the
 //! same configuration, for throughput). It must travel in 64 MiB with the checkout, so its
 //! size is checked here. `--smoke` runs the same `run.sh` here on the CPU with a tiny
 //! model, and checks what it writes: everything but CUDA itself.
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +16,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail, ensure};
 
 use crate::cuda;
-use crate::project::{Project, probe, run};
+use crate::project::{Project, pip_download, probe, run};
 
 /// The bundle plus the checkout (about 10 MiB) must stay under the 64 MiB the device machine
 /// receives.
@@ -25,6 +26,9 @@ const MAX_RETURNED_FILES: usize = 8;
 const MAX_RETURNED_BYTES: u64 = 16 << 20;
 /// The corpus files training reads (programs.jsonl is not needed there).
 const CORPUS_FILES: [&str; 3] = ["train.jsonl", "heldout.jsonl", "manifest.json"];
+/// Real code for the corpus beside the generated programs (`corpus --pypi`): MIT-licensed
+/// plain-Python algorithms and data structures.
+const REAL_CODE_WHEELS: [&str; 1] = ["algorithms==1.0.1"];
 /// Scripts copied into the bundle from `xtask/gpu-train/`.
 const SCRIPTS: [&str; 2] = ["run.sh", "anchor.py"];
 
@@ -34,14 +38,20 @@ pub(crate) struct Options {
     /// A corpus made by `replayground corpus`; otherwise one is built with `programs`.
     pub(crate) corpus: Option<PathBuf>,
     pub(crate) programs: u64,
-    /// Extra arguments for `replayground corpus` (e.g. `--pypi DIR`).
+    /// Leave out the real code (the `algorithms` package and the standard library).
+    pub(crate) generated_only: bool,
+    /// Extra arguments for `replayground corpus`.
     pub(crate) corpus_args: Vec<String>,
     /// Build a CPU bundle and run it here with a tiny model instead.
     pub(crate) smoke: bool,
 }
 
 pub(crate) fn gpu_train(project: &Project, options: &Options) -> Result<()> {
-    let binary = if options.smoke { cpu_binary(project)? } else { cuda_binary(project)? };
+    let binary = if options.smoke {
+        cpu_binary(project)?
+    } else {
+        cuda_binary(project)?
+    };
     let corpus = match &options.corpus {
         Some(dir) => dir.clone(),
         None => build_corpus(project, &binary, options)?,
@@ -92,10 +102,23 @@ fn cpu_binary(project: &Project) -> Result<PathBuf> {
     Ok(project.target_dir().join("debug/replayground"))
 }
 
-/// A corpus of `programs` generated programs (plus `corpus_args`), kept under the target
-/// folder and reused while its manifest says the same.
+/// A corpus of `programs` generated programs, the real code (unless `generated_only`) and
+/// `corpus_args`, kept under the target folder and reused while its inputs are the same.
 fn build_corpus(project: &Project, binary: &Path, options: &Options) -> Result<PathBuf> {
-    let key = format!("{}{}", options.programs, options.corpus_args.join(" "));
+    let mut args = options.corpus_args.clone();
+    if !options.generated_only {
+        let wheels = project.target_dir().join("gpu-train-wheels");
+        let wanted = REAL_CODE_WHEELS.iter().all(|w| {
+            let name = w.replace("==", "-");
+            fs::read_dir(&wheels)
+                .is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with(&name))))
+        });
+        if !wanted {
+            pip_download(&wheels, REAL_CODE_WHEELS.map(str::to_owned))?;
+        }
+        args.extend(["--pypi".to_owned(), wheels.display().to_string(), "--stdlib".to_owned()]);
+    }
+    let key = format!("{} {}", options.programs, args.join(" "));
     let dir = project
         .target_dir()
         .join(format!("gpu-train-corpus-{}", short_hash(&key)));
@@ -108,7 +131,7 @@ fn build_corpus(project: &Project, binary: &Path, options: &Options) -> Result<P
         .args(["corpus", "--out"])
         .arg(&dir)
         .args(["--programs", &options.programs.to_string(), "--seed", "1"])
-        .args(&options.corpus_args);
+        .args(&args);
     // A cuda build needs libcudart to start; it computes on the CPU here.
     if !options.smoke {
         cmd.env("LD_LIBRARY_PATH", cuda::home(project).join("lib"));
@@ -120,7 +143,10 @@ fn build_corpus(project: &Project, binary: &Path, options: &Options) -> Result<P
 fn short_hash(text: &str) -> String {
     use sha2::{Digest as _, Sha256};
     let digest = Sha256::digest(text.as_bytes());
-    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
+    digest.iter().take(4).fold(String::new(), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
 }
 
 /// Writes the bundle folder and checks its size.
@@ -142,7 +168,10 @@ fn assemble(project: &Project, binary: &Path, corpus: &Path, out: &Path) -> Resu
         .arg(binary)
         .arg(out.join("replayground.gz")))?;
     if let Some(cudart) = cudart(project) {
-        fs::copy(&cudart, out.join("lib").join(cudart.file_name().context("a file name")?))?;
+        fs::copy(
+            &cudart,
+            out.join("lib").join(cudart.file_name().context("a file name")?),
+        )?;
     }
     run(Command::new("tar")
         .arg("-czf")
@@ -179,7 +208,10 @@ fn cudart(project: &Project) -> Option<PathBuf> {
         .ok()?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libcudart.so.")))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libcudart.so."))
+        })
 }
 
 fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -242,12 +274,18 @@ fn smoke(bundle: &Path) -> Result<()> {
     for wanted in ["loss.csv", "summary.json", "meta.tar.gz"] {
         ensure!(names.iter().any(|n| n == wanted), "run.sh wrote no {wanted}");
     }
-    if !names.iter().any(|n| n.starts_with("model") && n.ends_with(".safetensors")) {
+    if !names
+        .iter()
+        .any(|n| n.starts_with("model") && n.ends_with(".safetensors"))
+    {
         bail!("run.sh wrote no weights");
     }
     let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(out.path().join("summary.json"))?)?;
     let tokens_per_second = summary["tokens_per_second"].as_f64().unwrap_or(0.0);
-    ensure!(tokens_per_second > 0.0, "summary.json has no tokens_per_second: {summary}");
+    ensure!(
+        tokens_per_second > 0.0,
+        "summary.json has no tokens_per_second: {summary}"
+    );
     println!(
         "gpu-train: smoke run ok: {} steps, {} parameters, {tokens_per_second:.0} tokens/s on the CPU",
         summary["steps"], summary["parameters"]

@@ -39,7 +39,7 @@ enum Task {
     Setup {
         /// Also install an opt-in extra: `qwen-1.5b` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB),
         /// `dl` (tensorflow-cpu and torch in `.tools/dl`, about 6 GB, for `--python .tools/dl/bin/python`)
-        /// or `cuda` (nvcc and the CUDA headers from PyPI in `.tools/cuda`, for `--features cuda`).
+        /// or `cuda` (nvcc and the CUDA headers from `PyPI` in `.tools/cuda`, for `--features cuda`).
         #[arg(long = "with", value_name = "EXTRA")]
         with: Vec<String>,
         /// Only the code LLMs (e.g. to fill a CI cache), none of the other tools.
@@ -95,7 +95,7 @@ enum Task {
         release: bool,
     },
     /// Prepare one folder that trains the neural debugger on a GPU machine without Rust or
-    /// internet (the `cuda` build, a packed corpus, run.sh, a PyTorch anchor), under 48 MiB.
+    /// internet (the `cuda` build, a packed corpus, `run.sh`, a `PyTorch` anchor), under 48 MiB.
     GpuTrain {
         /// The folder to write (replaced).
         #[arg(long, default_value = ".tools/gpu-train")]
@@ -110,7 +110,11 @@ enum Task {
         /// it writes against what the GPU machine may return.
         #[arg(long)]
         smoke: bool,
-        /// Extra arguments for `replayground corpus`, after `--` (e.g. `-- --pypi DIR`).
+        /// Only generated programs: leave out the real code (the `algorithms` package from
+        /// `PyPI` and the standard library's pure-Python functions).
+        #[arg(long)]
+        generated_only: bool,
+        /// Extra arguments for `replayground corpus`, after `--` (e.g. `-- --trajectories-per-program 2`).
         #[arg(last = true)]
         corpus_args: Vec<String>,
     },
@@ -141,6 +145,7 @@ fn main() -> ExitCode {
             corpus,
             programs,
             smoke,
+            generated_only,
             corpus_args,
         } => gpu_train::gpu_train(
             &project,
@@ -148,6 +153,7 @@ fn main() -> ExitCode {
                 out: project.root.join(out),
                 corpus,
                 programs,
+                generated_only,
                 corpus_args,
                 smoke,
             },

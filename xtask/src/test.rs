@@ -186,6 +186,8 @@ fn gpu_train_smoke(project: &Project) -> Result<()> {
             out: out.path().join("bundle"),
             corpus: None,
             programs: 300,
+            // The real code takes longer to trace than the rest of the smoke run.
+            generated_only: true,
             corpus_args: Vec::new(),
             smoke: true,
         },
