@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 
 use crate::project::{Project, probe, run};
 
@@ -124,6 +124,82 @@ pub(crate) fn build_env(project: &Project, cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// The CUDA libraries candle links against (cudarc's `dynamic-linking`), each with the
+/// soname of its CUDA 13 release, the cudarc module that declares its functions and their
+/// common prefix.
+const LINKED: [(&str, &str, &str, &str); 5] = [
+    ("cuda", "libcuda.so.1", "driver", "cu"),
+    ("nvrtc", "libnvrtc.so.13", "nvrtc", "nvrtc"),
+    ("curand", "libcurand.so.10", "curand", "curand"),
+    ("cublas", "libcublas.so.13", "cublas", "cublas"),
+    ("cublasLt", "libcublasLt.so.13", "cublaslt", "cublasLt"),
+];
+
+/// Link stubs for the libraries in [`LINKED`], as the CUDA toolkit's `lib/stubs` are: every
+/// function cudarc declares, defined empty, under the real library's soname. The binary
+/// links here without the driver or 600 MB of math libraries, and loads the real ones by
+/// soname where it runs. Written into `dir`, which goes on `LIBRARY_PATH`.
+pub(crate) fn link_stubs(project: &Project, dir: &Path) -> Result<()> {
+    let cudarc = cudarc_source(project)?;
+    fs::create_dir_all(dir)?;
+    for (name, soname, module, prefix) in LINKED {
+        let declarations = cudarc.join("src").join(module).join("sys/mod.rs");
+        let source = fs::read_to_string(&declarations)
+            .with_context(|| format!("cannot read cudarc's {}", declarations.display()))?;
+        let functions = declared_functions(&source, prefix);
+        ensure!(
+            !functions.is_empty(),
+            "{} declares no {prefix}* functions",
+            declarations.display()
+        );
+        let c = dir.join(format!("{name}.c"));
+        let body = functions
+            .iter()
+            .fold(String::new(), |body, f| body + "void " + f + "(void) {}\n");
+        fs::write(&c, body)?;
+        run(Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join(format!("lib{name}.so")))
+            .arg(format!("-Wl,-soname,{soname}"))
+            .arg(&c))?;
+    }
+    Ok(())
+}
+
+/// The names of the `extern "C"` functions a cudarc `sys` module declares with `prefix`.
+fn declared_functions(source: &str, prefix: &str) -> std::collections::BTreeSet<String> {
+    source
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("fn "))
+        .filter_map(|rest| rest.split_once('(').map(|(name, _)| name))
+        .filter(|name| {
+            name.starts_with(prefix)
+                && name[prefix.len()..].starts_with(|c: char| c.is_ascii_uppercase())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Where cargo keeps the cudarc sources the lock file names.
+fn cudarc_source(project: &Project) -> Result<PathBuf> {
+    let output = project
+        .cargo()?
+        .args(["metadata", "--format-version", "1", "--features", "replayground-server/cuda"])
+        .output()
+        .context("cannot run `cargo metadata`")?;
+    ensure!(output.status.success(), "`cargo metadata` failed");
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let manifest = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == "cudarc")
+        .and_then(|p| p["manifest_path"].as_str())
+        .context("the lock file names no cudarc (is the `cuda` feature gone?)")?;
+    Ok(Path::new(manifest).parent().context("a manifest has a folder")?.to_path_buf())
+}
+
 /// `cargo check --features cuda`: the GPU build compiles (its kernels included) on a
 /// machine without a GPU.
 pub(crate) fn check(project: &Project) -> Result<()> {
@@ -131,4 +207,21 @@ pub(crate) fn check(project: &Project) -> Result<()> {
     cmd.args(["check", "-p", "replayground-server", "--features", "cuda"]);
     build_env(project, &mut cmd)?;
     run(&mut cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stubs_take_the_declared_functions_of_their_library_only() {
+        let source = "extern \"C\" {\n    fn cuInit(Flags: c_uint) -> CUresult;\n}\n\
+                      pub unsafe fn cuInit(Flags: c_uint) -> CUresult {\n\
+                      fn cublasCreate_v2(handle: *mut h) -> s;\n    fn bitand(self, other: Self) -> Self;\n\
+                      fn culture() {}\n";
+        let names: Vec<String> = declared_functions(source, "cu").into_iter().collect();
+        assert_eq!(names, ["cuInit"]);
+        let names: Vec<String> = declared_functions(source, "cublas").into_iter().collect();
+        assert_eq!(names, ["cublasCreate_v2"]);
+    }
 }

@@ -90,6 +90,13 @@ fn cuda_binary(project: &Project) -> Result<PathBuf> {
         "cuda",
     ]);
     cuda::build_env(project, &mut cmd)?;
+    // Linking needs libcuda and the math libraries; stubs stand in for them here.
+    let stubs = project.target_dir().join("cuda-link-stubs");
+    cuda::link_stubs(project, &stubs)?;
+    cmd.env(
+        "LIBRARY_PATH",
+        std::env::join_paths([cuda::home(project).join("lib"), stubs])?,
+    );
     run(&mut cmd)?;
     Ok(project.target_dir().join("gpu/replayground"))
 }
