@@ -185,7 +185,13 @@ fn declared_functions(source: &str, prefix: &str) -> std::collections::BTreeSet<
 fn cudarc_source(project: &Project) -> Result<PathBuf> {
     let output = project
         .cargo()?
-        .args(["metadata", "--format-version", "1", "--features", "replayground-server/cuda"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--features",
+            "replayground-server/cuda",
+        ])
         .output()
         .context("cannot run `cargo metadata`")?;
     ensure!(output.status.success(), "`cargo metadata` failed");
@@ -197,7 +203,10 @@ fn cudarc_source(project: &Project) -> Result<PathBuf> {
         .find(|p| p["name"] == "cudarc")
         .and_then(|p| p["manifest_path"].as_str())
         .context("the lock file names no cudarc (is the `cuda` feature gone?)")?;
-    Ok(Path::new(manifest).parent().context("a manifest has a folder")?.to_path_buf())
+    Ok(Path::new(manifest)
+        .parent()
+        .context("a manifest has a folder")?
+        .to_path_buf())
 }
 
 /// `cargo check --features cuda`: the GPU build compiles (its kernels included) on a
