@@ -124,8 +124,41 @@ mod training {
             checkpoint_every: 10,
             eval_every: 10,
             stop_after: None,
+            time_budget: None,
             device: replayground_server::neural::device::DeviceChoice::Cpu,
         }
+    }
+
+    #[tokio::test]
+    async fn a_time_budget_plans_the_schedule_and_summarises_the_run() {
+        let corpus_dir = tempfile::tempdir().unwrap();
+        corpus(corpus_dir.path(), 5).await;
+        let out = tempfile::tempdir().unwrap();
+        let budgeted = TrainConfig {
+            time_budget: Some(2.0),
+            ..config(corpus_dir.path(), out.path(), 1_000_000)
+        };
+        let state = train(&budgeted).unwrap();
+        // The schedule was planned from the timed steps, far below the nominal million,
+        // and the run ended on its own checkpoint.
+        assert!(state.config.steps < 1_000_000, "planned {} steps", state.config.steps);
+        assert!(
+            state.step >= 6 && state.step <= state.config.steps,
+            "{} of {}",
+            state.step,
+            state.config.steps
+        );
+        assert_eq!(losses(out.path()).len(), state.step);
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.path().join("trainer_state.json")).unwrap()).unwrap();
+        assert_eq!(saved["step"], state.step);
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.path().join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["steps"], state.step);
+        assert_eq!(summary["device"], "cpu");
+        assert!(summary["tokens_per_second"].as_f64().unwrap() > 0.0, "{summary}");
+        assert!(summary["heldout_loss"].as_f64().is_some(), "{summary}");
+        assert!(summary["parameters"].as_u64().unwrap() > 10_000, "{summary}");
     }
 
     fn losses(out: &Path) -> Vec<f64> {
