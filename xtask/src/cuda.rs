@@ -162,6 +162,11 @@ pub(crate) fn link_stubs(project: &Project, dir: &Path) -> Result<()> {
             .arg(dir.join(format!("lib{name}.so")))
             .arg(format!("-Wl,-soname,{soname}"))
             .arg(&c))?;
+        // The loader looks a library up by its soname.
+        let link = dir.join(soname);
+        if link.symlink_metadata().is_err() {
+            std::os::unix::fs::symlink(format!("lib{name}.so"), link)?;
+        }
     }
     Ok(())
 }

@@ -47,14 +47,16 @@ pub(crate) struct Options {
 }
 
 pub(crate) fn gpu_train(project: &Project, options: &Options) -> Result<()> {
+    // The corpus is traced by the CPU build: the cuda one needs the driver to start.
+    let cpu = cpu_binary(project)?;
     let binary = if options.smoke {
-        cpu_binary(project)?
+        cpu.clone()
     } else {
         cuda_binary(project)?
     };
     let corpus = match &options.corpus {
         Some(dir) => dir.clone(),
-        None => build_corpus(project, &binary, options)?,
+        None => build_corpus(project, &cpu, options)?,
     };
     assemble(project, &binary, &corpus, &options.out)?;
     if options.smoke {
@@ -95,10 +97,17 @@ fn cuda_binary(project: &Project) -> Result<PathBuf> {
     cuda::link_stubs(project, &stubs)?;
     cmd.env(
         "LIBRARY_PATH",
-        std::env::join_paths([cuda::home(project).join("lib"), stubs])?,
+        std::env::join_paths([cuda::home(project).join("lib"), stubs.clone()])?,
     );
     run(&mut cmd)?;
-    Ok(project.target_dir().join("gpu/replayground"))
+    let binary = project.target_dir().join("gpu/replayground");
+    // Every CUDA symbol must resolve by the sonames the GPU machine has: the binary starts
+    // here against the stubs (`--help` calls none of them).
+    run(Command::new(&binary).arg("--help").env(
+        "LD_LIBRARY_PATH",
+        std::env::join_paths([stubs, cuda::home(project).join("lib")])?,
+    ))?;
+    Ok(binary)
 }
 
 /// The CPU debug build the tests use.
@@ -133,17 +142,12 @@ fn build_corpus(project: &Project, binary: &Path, options: &Options) -> Result<P
         println!("gpu-train: reusing the corpus in {}", dir.display());
         return Ok(dir);
     }
-    let mut cmd = Command::new(binary);
-    cmd.current_dir(&project.root)
+    run(Command::new(binary)
+        .current_dir(&project.root)
         .args(["corpus", "--out"])
         .arg(&dir)
         .args(["--programs", &options.programs.to_string(), "--seed", "1"])
-        .args(&args);
-    // A cuda build needs libcudart to start; it computes on the CPU here.
-    if !options.smoke {
-        cmd.env("LD_LIBRARY_PATH", cuda::home(project).join("lib"));
-    }
-    run(&mut cmd)?;
+        .args(&args))?;
     Ok(dir)
 }
 
