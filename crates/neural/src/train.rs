@@ -203,14 +203,20 @@ pub fn token_stream(tokenizer: &Tokenizer, jsonl: &Path) -> anyhow::Result<Vec<u
         .token_to_id(END_OF_TEXT)
         .ok_or_else(|| anyhow::anyhow!("the tokenizer has no {END_OF_TEXT}"))?;
     let data = std::fs::read_to_string(jsonl).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", jsonl.display()))?;
-    let mut stream = Vec::new();
+    let mut texts = Vec::new();
     for (n, line) in data.lines().enumerate() {
         let record: serde_json::Value =
             serde_json::from_str(line).map_err(|e| anyhow::anyhow!("{}:{}: not JSON: {e}", jsonl.display(), n + 1))?;
-        let Some(text) = record["text"].as_str() else { continue };
-        let encoding = tokenizer
-            .encode(text, false)
-            .map_err(|e| anyhow::anyhow!("tokenising failed: {e}"))?;
+        if let Some(text) = record["text"].as_str() {
+            texts.push(text.to_owned());
+        }
+    }
+    // On every core: a GPU run's corpus of ~100 MB takes minutes on one.
+    let encodings = tokenizer
+        .encode_batch(texts, false)
+        .map_err(|e| anyhow::anyhow!("tokenising failed: {e}"))?;
+    let mut stream = Vec::with_capacity(encodings.iter().map(|e| e.len() + 1).sum());
+    for encoding in &encodings {
         stream.extend_from_slice(encoding.get_ids());
         stream.push(eot);
     }
