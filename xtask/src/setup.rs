@@ -14,9 +14,11 @@ use crate::project::{Project, format_duration, pip_download, probe, run};
 /// the sandbox, chromium + chromium-driver for browser tests, python3 for the tracer,
 /// postgresql for the throwaway database the store tests also run on, python3-numpy for the
 /// reproduction agent's numpy bugs (Debian's, so the sandboxed /usr/bin/python3 sees it).
-/// python3-venv makes `--with dl`'s environment.
-const DEBIAN_PACKAGES: [&str; 10] = [
+/// python3-venv makes `--with dl`'s environment; g++ is the host compiler nvcc needs for the
+/// `check (cuda)` step.
+const DEBIAN_PACKAGES: [&str; 11] = [
     "clang",
+    "g++",
     "lld",
     "llvm",
     "bubblewrap",
