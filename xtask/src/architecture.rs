@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::project::Project;
+use crate::project::{Project, relative};
 
 /// Longest source file, counted up to its `#[cfg(test)]` module.
 pub(crate) const MAX_LINES: usize = 700;
@@ -56,10 +56,6 @@ pub(crate) fn check(project: &Project) -> Result<()> {
     }
     println!("architecture: no import circles, every file within {MAX_LINES} lines");
     Ok(())
-}
-
-fn relative(path: &Path, base: &Path) -> String {
-    path.strip_prefix(base).unwrap_or(path).display().to_string()
 }
 
 /// The crate's modules (`a::b`; the root is the empty name) and their files; `src/bin` holds other

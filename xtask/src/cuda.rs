@@ -106,8 +106,8 @@ fn nvcc_release(project: &Project) -> Option<String> {
 
 /// Sets what candle's build scripts need to compile and link the `cuda` feature with the
 /// toolkit above: `nvcc` first on `PATH`, `CUDA_HOME`, the compute capability (kept when
-/// the caller set one) and `libcudart` on the link path.
-pub(crate) fn build_env(project: &Project, cmd: &mut Command) -> Result<()> {
+/// the caller set one) and `libcudart` on the link path, with `link_dirs` after it.
+pub(crate) fn build_env(project: &Project, cmd: &mut Command, link_dirs: &[PathBuf]) -> Result<()> {
     let home = home(project);
     if !home.join("bin/nvcc").is_file() {
         bail!("the CUDA toolkit is not installed; run `cargo xtask setup --with cuda`");
@@ -116,7 +116,10 @@ pub(crate) fn build_env(project: &Project, cmd: &mut Command) -> Result<()> {
         std::env::join_paths(std::iter::once(home.join("bin")).chain(std::env::split_paths(&project.tool_path()?)))?;
     cmd.env("PATH", path)
         .env("CUDA_HOME", &home)
-        .env("LIBRARY_PATH", home.join("lib"))
+        .env(
+            "LIBRARY_PATH",
+            std::env::join_paths(std::iter::once(home.join("lib")).chain(link_dirs.iter().cloned()))?,
+        )
         .env(
             "CUDA_COMPUTE_CAP",
             std::env::var("CUDA_COMPUTE_CAP").unwrap_or_else(|_| DEFAULT_COMPUTE_CAP.to_owned()),
@@ -219,7 +222,7 @@ fn cudarc_source(project: &Project) -> Result<PathBuf> {
 pub(crate) fn check(project: &Project) -> Result<()> {
     let mut cmd = project.cargo()?;
     cmd.args(["check", "-p", "replayground-server", "--features", "cuda"]);
-    build_env(project, &mut cmd)?;
+    build_env(project, &mut cmd, &[])?;
     run(&mut cmd)
 }
 

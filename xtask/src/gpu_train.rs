@@ -16,7 +16,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail, ensure};
 
 use crate::cuda;
-use crate::project::{Project, pip_download, probe, run};
+use crate::project::{Project, pip_download, probe, relative, run};
 
 /// The bundle plus the checkout (about 10 MiB) must stay under the 64 MiB the device machine
 /// receives.
@@ -64,15 +64,11 @@ pub(crate) fn gpu_train(project: &Project, options: &Options) -> Result<()> {
     } else {
         println!(
             "gpu-train: on the GPU machine, from the checkout (carry {}): OUT=$OUT bash {}/run.sh",
-            relative(project, &options.out),
-            relative(project, &options.out)
+            relative(&options.out, &project.root),
+            relative(&options.out, &project.root)
         );
     }
     Ok(())
-}
-
-fn relative(project: &Project, path: &Path) -> String {
-    path.strip_prefix(&project.root).unwrap_or(path).display().to_string()
 }
 
 /// The `cuda` build, stripped (the `gpu` profile), in its own profile folder so that it
@@ -91,14 +87,10 @@ fn cuda_binary(project: &Project) -> Result<PathBuf> {
         "--features",
         "cuda",
     ]);
-    cuda::build_env(project, &mut cmd)?;
     // Linking needs libcuda and the math libraries; stubs stand in for them here.
     let stubs = project.target_dir().join("cuda-link-stubs");
     cuda::link_stubs(project, &stubs)?;
-    cmd.env(
-        "LIBRARY_PATH",
-        std::env::join_paths([cuda::home(project).join("lib"), stubs.clone()])?,
-    );
+    cuda::build_env(project, &mut cmd, std::slice::from_ref(&stubs))?;
     run(&mut cmd)?;
     let binary = project.target_dir().join("gpu/replayground");
     // Every CUDA symbol must resolve by the sonames the GPU machine has: the binary starts
@@ -200,7 +192,7 @@ fn assemble(project: &Project, binary: &Path, corpus: &Path, out: &Path) -> Resu
     for entry in walk(out)? {
         let size = fs::metadata(&entry)?.len();
         total += size;
-        println!("gpu-train: {:>10} {}", human(size), relative(project, &entry));
+        println!("gpu-train: {:>10} {}", human(size), relative(&entry, &project.root));
     }
     println!("gpu-train: {:>10} in all (limit {})", human(total), human(BUNDLE_LIMIT));
     ensure!(

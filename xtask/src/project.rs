@@ -112,6 +112,11 @@ pub(crate) fn display(cmd: &Command) -> String {
         .join(" ")
 }
 
+/// `path` as written from `base` (unchanged when it lies elsewhere), for messages.
+pub(crate) fn relative(path: &Path, base: &Path) -> String {
+    path.strip_prefix(base).unwrap_or(path).display().to_string()
+}
+
 /// `0.4s`, `12.3s`, `3m 05s`.
 pub(crate) fn format_duration(d: std::time::Duration) -> String {
     let secs = d.as_secs_f64();
