@@ -356,13 +356,19 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
     let started = Instant::now();
     let seconds_before = state.seconds;
     let tokens_before = state.tokens_seen;
-    let mut until = config
-        .stop_after
-        .map_or(config.steps, |n| (state.step + n).min(config.steps));
-    let fresh = state.step == 0;
+    // The last step of this sitting: `stop_after` steps from where it began, within `steps`.
+    let first_step = state.step;
+    let last_step = |config: &TrainConfig| {
+        config
+            .stop_after
+            .map_or(config.steps, |n| (first_step + n).min(config.steps))
+    };
+    let mut until = last_step(&config);
+    let fresh = first_step == 0;
     let mut last_train_loss = f32::NAN;
     let mut last_heldout = None;
-    let mut timed_from: Option<Instant> = None;
+    // When step 1 ended: steps 2..=TIMED_STEPS are timed from there.
+    let mut timed_from = started;
     while state.step < until {
         // The data order depends only on the seed and the step, so a resumed run sees
         // the same batches as an uninterrupted one.
@@ -385,12 +391,12 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
         if let Some(budget) = config.time_budget {
             let spent = started.elapsed().as_secs_f64();
             if fresh && state.step == 1 {
-                timed_from = Some(Instant::now());
+                timed_from = Instant::now();
             } else if fresh && state.step == TIMED_STEPS {
-                let per_step = timed_from.map_or(spent, |t| t.elapsed().as_secs_f64() / (TIMED_STEPS - 1) as f64);
+                let per_step = timed_from.elapsed().as_secs_f64() / (TIMED_STEPS - 1) as f64;
                 config.steps = steps_within(state.step, budget - spent, per_step);
                 config.warmup_steps = config.warmup_steps.min(config.steps / 10);
-                until = config.stop_after.map_or(config.steps, |n| n.min(config.steps));
+                until = last_step(&config);
                 state.config = config.clone();
                 bar.set_length(config.steps as u64);
                 tracing::info!(steps = config.steps, per_step, "the time budget sets the schedule");
