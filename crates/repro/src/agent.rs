@@ -243,6 +243,20 @@ async fn emit(events: &Sender<AgentEvent>, event: AgentEvent) {
     let _ = events.send(event).await;
 }
 
+/// A script written by the rules, streamed line by line like an LLM's tokens.
+async fn emit_lines(events: &Sender<AgentEvent>, attempt: u32, code: &str) {
+    for line in code.split_inclusive('\n') {
+        emit(
+            events,
+            AgentEvent::Token {
+                attempt,
+                text: line.to_owned(),
+            },
+        )
+        .await;
+    }
+}
+
 async fn say(events: &Sender<AgentEvent>, stage: Stage, message: impl Into<String>) {
     emit(
         events,
@@ -488,13 +502,40 @@ async fn run(
             context: *context,
         };
         let mut previous: Option<(Candidate, Checked)> = None;
+        let mut previous_by_tools = false;
         for round in 0..config.attempts_per_context.max(1) {
             if events.is_closed() {
                 break 'contexts;
             }
             let attempt = progress.attempts + 1;
             let refining = round > 0 && config.on(Stage::Refine);
-            let candidate = if llm_working {
+            // With an LLM, the rules' edits come first as tools over its last draft (names
+            // defined from the project, made-up imports dropped, loops shrunk); the LLM
+            // rewrites from the feedback when they change nothing, or after their own try.
+            let tooled = match &previous {
+                Some((candidate, checked)) if llm_working && refining && !previous_by_tools => {
+                    let feedback = Feedback {
+                        verdicts: &checked.verdicts,
+                        diagnostics: &checked.diagnostics,
+                        run: checked.run.as_ref(),
+                    };
+                    refine::rule_refine(&input, candidate, &feedback).filter(|next| !seen.contains(&next.code))
+                }
+                _ => None,
+            };
+            previous_by_tools = tooled.is_some();
+            let candidate = if let Some(next) = tooled {
+                emit(
+                    events,
+                    AgentEvent::AttemptStarted {
+                        attempt,
+                        context: context_number,
+                    },
+                )
+                .await;
+                emit_lines(events, attempt, &next.code).await;
+                next
+            } else if llm_working {
                 let llm = llm.as_deref().expect("llm_working implies an LLM");
                 emit(
                     events,
@@ -547,16 +588,7 @@ async fn run(
                     },
                 )
                 .await;
-                for line in next.code.split_inclusive('\n') {
-                    emit(
-                        events,
-                        AgentEvent::Token {
-                            attempt,
-                            text: line.to_owned(),
-                        },
-                    )
-                    .await;
-                }
+                emit_lines(events, attempt, &next.code).await;
                 next
             };
             progress.attempts = attempt;
@@ -631,7 +663,12 @@ async fn run(
                 .await;
                 return outcome;
             }
-            if let Some(missing) = checked.run.as_ref().and_then(|r| r.missing.clone()) {
+            if let Some(missing) = checked
+                .run
+                .as_ref()
+                .and_then(|r| r.missing.clone())
+                .filter(|missing| !refine::is_invented_module(&input, missing))
+            {
                 say(
                     events,
                     Stage::Runtime,

@@ -6,7 +6,7 @@ use replayground_shared::repro::{PlanStep, PlanStepKind, RankedContext, Restruct
 use serde::Deserialize;
 
 use super::llm::{ChatMessage, GenParams, Llm, LlmTask};
-use super::report::json_in_answer;
+use super::report::{json_in_answer, labelled_lines};
 
 fn step(kind: PlanStepKind, description: impl Into<String>) -> PlanStep {
     PlanStep {
@@ -100,6 +100,25 @@ struct LlmStep {
     description: String,
 }
 
+fn kind_name(kind: PlanStepKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Steps written as `kind: description` lines; `None` when no line names a kind.
+fn labelled_steps(answer: &str) -> Option<Vec<LlmStep>> {
+    let steps: Vec<LlmStep> = labelled_lines(answer)
+        .into_iter()
+        .filter_map(|(label, description)| {
+            let kind = serde_json::from_value(serde_json::Value::String(label)).ok()?;
+            Some(LlmStep { kind, description })
+        })
+        .collect();
+    (!steps.is_empty()).then_some(steps)
+}
+
 /// The plan: the rules, refined by `llm` when given. The second value says why an LLM
 /// answer was not used, when it was not.
 pub async fn plan(
@@ -112,20 +131,25 @@ pub async fn plan(
     let Some(llm) = llm else { return (rules, None) };
     let messages = [
         ChatMessage::system(
-            "You plan the reproduction of a deep-learning bug (task: plan). Answer with ONE JSON list and nothing else: \
-             [{\"kind\": \"environment\"|\"data\"|\"model\"|\"training\"|\"inference\"|\"check\", \"description\": str}], \
-             ending with the check that shows the bug.",
+            "You plan the reproduction of a deep-learning bug (task: plan). Answer with three to six lines and nothing else, \
+             one step each, as `kind: what to do` where kind is environment, data, model, training, inference or check; \
+             the last line is the check that shows the bug.",
         ),
         ChatMessage::user(format!(
-            "Report:\n{}\n\nContext:\n{}\n\nA draft plan:\n{}",
-            serde_json::to_string_pretty(report).unwrap_or_default(),
-            context.map_or("(none)", |c| c.code.as_str()),
-            serde_json::to_string_pretty(&rules).unwrap_or_default()
+            "Problem:\n{}\n\nObserved:\n{}\n\nContext: {}\n\nA draft plan:\n{}",
+            report.problem,
+            report.observed,
+            context.map_or_else(|| "(none)".to_owned(), |c| format!("`{}` in {}", c.name, c.path)),
+            rules
+                .iter()
+                .map(|s| format!("{}: {}", kind_name(s.kind), s.description))
+                .collect::<Vec<_>>()
+                .join("\n")
         )),
     ];
     let params = GenParams {
         temperature: 0.0,
-        ..GenParams::new(LlmTask::Plan, 600)
+        ..GenParams::new(LlmTask::Plan, 250)
     };
     let answer = match llm.complete(&messages, &params, on_token).await {
         Ok(answer) => answer,
@@ -136,7 +160,9 @@ pub async fn plan(
             );
         }
     };
-    let parsed: Option<Vec<LlmStep>> = json_in_answer(&answer).and_then(|json| serde_json::from_str(json).ok());
+    let parsed: Option<Vec<LlmStep>> = json_in_answer(&answer)
+        .and_then(|json| serde_json::from_str(json).ok())
+        .or_else(|| labelled_steps(&answer));
     match parsed {
         Some(steps)
             if steps.iter().any(|s| s.kind == PlanStepKind::Check)
@@ -146,7 +172,7 @@ pub async fn plan(
         }
         _ => (
             rules,
-            Some("the LLM's plan was not a JSON list of steps ending in a check; using the rules".to_owned()),
+            Some("the LLM's plan was not a list of steps ending in a check; using the rules".to_owned()),
         ),
     }
 }
@@ -193,5 +219,17 @@ mod tests {
         let (steps, note) = plan(&nan_report(), None, Some(&llm), &mut |_| {}).await;
         assert!(note.unwrap().contains("ending in a check"));
         assert_eq!(steps, plan_rules(&nan_report(), None));
+    }
+
+    #[tokio::test]
+    async fn a_plan_in_labelled_lines_is_read() {
+        let lines = "1. environment: numpy, seed 0\n2. **data**: X of shape (8, 3)\nwith zeros in the first column\n3. Check: print the loss\n";
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(lines.into())]);
+        let (steps, note) = plan(&nan_report(), None, Some(&llm), &mut |_| {}).await;
+        assert!(note.is_none(), "{note:?}");
+        let kinds: Vec<PlanStepKind> = steps.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [PlanStepKind::Environment, PlanStepKind::Data, PlanStepKind::Check]);
+        assert_eq!(steps[1].description, "X of shape (8, 3) with zeros in the first column");
+        assert_eq!(kind_name(PlanStepKind::Training), "training");
     }
 }

@@ -10,7 +10,7 @@ use replayground_shared::repro::{CheckKind, CheckVerdict};
 use crate::checks::{RuffDiagnostic, RunObservation};
 use crate::edits::{
     append_observer, comment_out_unparsable, complete_imports, define_undefined, detach_project_imports,
-    inferred_shape, shrink_loops, synthesize_data,
+    drop_imports_of, inferred_shape, shrink_loops, synthesize_data,
 };
 use crate::generate::{Candidate, GenInput, rule_candidate};
 use replayground_exec::sandbox::Termination;
@@ -55,6 +55,22 @@ pub fn next_rule_candidate(
     }
 }
 
+/// Whether a module a run found missing is one the generator made up: a Python module name
+/// that neither the report (its text and code) nor any project file mentions. Such a
+/// module is never a reason to stop: the script can do without it.
+pub fn is_invented_module(input: &GenInput<'_>, module: &str) -> bool {
+    let Ok(word) = regex::Regex::new(&format!(r"\b{}\b", regex::escape(module))) else {
+        return false;
+    };
+    let is_identifier = !module.is_empty() && module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    is_identifier
+        && !word.is_match(input.report.text())
+        && !input.report.code().iter().any(|code| word.is_match(code))
+        && !input
+            .project
+            .is_some_and(|project| project.python_files().any(|file| word.is_match(&file.text)))
+}
+
 /// The next candidate without a model, driven by the feedback; `None` when no edit applies.
 pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedback<'_>) -> Option<Candidate> {
     let mut code = previous.code.clone();
@@ -87,6 +103,15 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
         && let Some(name) = t.message.split('\'').nth(1)
     {
         undefined.push(name.to_owned());
+    }
+    // A module the run lacks that nothing in the report or the project uses was made up by
+    // the generator: its imports go, and the names they bound get definitions if unbound.
+    if let Some(missing) = feedback.run.and_then(|run| run.missing.as_deref())
+        && is_invented_module(input, missing)
+        && let Some((edit, bound)) = drop_imports_of(&mut code, missing)
+    {
+        edits.push(edit);
+        undefined.extend(bound);
     }
     undefined.sort();
     undefined.dedup();
@@ -217,6 +242,45 @@ mod tests {
             defined.code.find("a_model = build()").expect("the entry point's line"),
         );
         assert!(function < built, "{}", defined.code);
+    }
+
+    #[test]
+    fn a_made_up_module_is_dropped_and_a_reported_one_is_not() {
+        let report = ParsedReport::from(BugReport {
+            title: "fit returns nan with mylib".into(),
+            ..BugReport::default()
+        });
+        let r = restructure_rules(&report);
+        let input = GenInput::of_report(&report, &r);
+        let stderr = "Traceback (most recent call last):\n  File \"/tmp/s.py\", line 2, in <module>\nModuleNotFoundError: No module named 'reproduction_script'\n";
+        let run = crate::checks::observe(Termination::Exited(1), "", stderr, 5);
+        assert_eq!(run.missing.as_deref(), Some("reproduction_script"));
+        let previous = Candidate {
+            code: "import numpy as np\nfrom reproduction_script import fit, LogisticRegression\n\ndef fit(x):\n    return np.log(x)\n\nprint(fit(0.0))\n".into(),
+            edits: vec![],
+        };
+        let feedback = Feedback {
+            run: Some(&run),
+            ..Feedback::default()
+        };
+        assert!(is_invented_module(&input, "reproduction_script"));
+        let next = rule_refine(&input, &previous, &feedback).expect("an edit applies");
+        assert!(!next.code.contains("reproduction_script"), "{}", next.code);
+        assert!(next.code.contains("def fit(x)"), "the script's own definition stays");
+        assert!(next.edits[0].contains("not installed here"), "{:?}", next.edits);
+
+        // A module the report names is what the bug needs: nothing is dropped.
+        assert!(!is_invented_module(&input, "mylib"));
+        let mylib = crate::checks::observe(Termination::Exited(1), "", &stderr.replace("reproduction_script", "mylib"), 5);
+        let uses = Candidate {
+            code: "import mylib\nprint(mylib.fit())\n".into(),
+            edits: vec![],
+        };
+        let feedback = Feedback {
+            run: Some(&mylib),
+            ..Feedback::default()
+        };
+        assert!(rule_refine(&input, &uses, &feedback).is_none_or(|next| next.code.contains("import mylib")));
     }
 
     #[test]

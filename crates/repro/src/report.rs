@@ -592,6 +592,30 @@ pub fn json_in_answer(answer: &str) -> Option<&str> {
     (end > start).then(|| &answer[start..=end])
 }
 
+/// The `Label: value` lines of an LLM's answer, labels lower-cased with spaces as `_`:
+/// the format small models follow more reliably than JSON. Numbering, bullets and
+/// Markdown emphasis around a label are ignored; a line without a label continues the
+/// value before it.
+pub fn labelled_lines(answer: &str) -> Vec<(String, String)> {
+    static LABELLED: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^\s*(?:\d+[.)]\s*|[-*]\s+)?[*_`]*([A-Za-z][A-Za-z _]{0,30}?)[*_`]*\s*:\s*(.*)$")
+    });
+    let mut lines: Vec<(String, String)> = Vec::new();
+    for line in answer.lines() {
+        if let Some(c) = LABELLED.captures(line) {
+            let label = c[1].trim().to_lowercase().replace(' ', "_");
+            let value = c[2].trim().trim_matches(['*', '`']).trim().to_owned();
+            lines.push((label, value));
+        } else if let Some((_, value)) = lines.last_mut()
+            && !line.trim().is_empty()
+        {
+            value.push(' ');
+            value.push_str(line.trim());
+        }
+    }
+    lines
+}
+
 /// Reads a bug report file: `.json` in the `BugReport` shape, anything else (`.md`,
 /// `.txt`) as text pasted from an issue tracker; a report without content is refused.
 pub fn read_report(path: &std::path::Path) -> Result<BugReport, String> {

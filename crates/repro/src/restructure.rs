@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::llm::{ChatMessage, GenParams, Llm, LlmTask};
 use crate::report::{
-    ParsedReport, WARNING_HEADLINE, classify, detect_framework, join, json_in_answer, split_free_text,
+    ParsedReport, WARNING_HEADLINE, classify, detect_framework, join, json_in_answer, labelled_lines, split_free_text,
 };
 
 /// The rule-based restructuring.
@@ -51,8 +51,11 @@ pub fn restructure_rules(report: &ParsedReport) -> RestructuredReport {
 /// What an LLM is asked to answer when it refines the restructuring.
 #[derive(Debug, Deserialize)]
 struct LlmRestructure {
+    #[serde(default)]
     problem: String,
+    #[serde(default)]
     observed: String,
+    #[serde(default)]
     expected: String,
     #[serde(default)]
     steps: Vec<String>,
@@ -61,6 +64,37 @@ struct LlmRestructure {
     error_type: Option<String>,
     #[serde(default)]
     framework: Option<String>,
+}
+
+impl LlmRestructure {
+    /// The answer's `Label: value` lines, or the JSON object a larger model may write
+    /// instead; `None` without a symptom.
+    fn read(answer: &str) -> Option<Self> {
+        if let Some(parsed) = json_in_answer(answer).and_then(|json| serde_json::from_str::<Self>(json).ok()) {
+            return Some(parsed);
+        }
+        let lines = labelled_lines(answer);
+        let none = |value: &String| matches!(value.to_lowercase().trim_end_matches('.'), "none" | "null" | "n/a" | "-");
+        let field = |label: &str| {
+            lines
+                .iter()
+                .find(|(l, _)| l == label)
+                .map(|(_, value)| value.clone())
+                .filter(|value| !value.is_empty())
+        };
+        Some(Self {
+            problem: String::new(),
+            observed: field("observed").filter(|v| !none(v)).unwrap_or_default(),
+            expected: field("expected").filter(|v| !none(v)).unwrap_or_default(),
+            steps: Vec::new(),
+            symptom_class: field("symptom")?.trim_matches(['`', '"', '\'', '.']).to_owned(),
+            error_type: field("error_type")
+                .filter(|e| !none(e))
+                .and_then(|e| e.split([' ', ':', '(']).next().map(|t| t.trim_matches(['`', '.', '"']).to_owned()))
+                .filter(|e| !e.is_empty()),
+            framework: None,
+        })
+    }
 }
 
 fn parse_class(name: &str) -> Option<SymptomClass> {
@@ -78,22 +112,26 @@ pub async fn restructure(
     let rules = restructure_rules(report);
     let Some(llm) = llm else { return (rules, None) };
     let classes: Vec<&str> = SymptomClass::ALL.iter().map(|c| c.as_str()).collect();
-    let draft = serde_json::to_string_pretty(&rules).unwrap_or_default();
     let messages = [
         ChatMessage::system(format!(
-            "You restructure deep-learning bug reports (task: restructure). Answer with ONE JSON object and nothing else: \
-             {{\"problem\": str, \"observed\": str, \"expected\": str, \"steps\": [str], \"symptom_class\": one of {classes:?}, \
-             \"error_type\": str or null, \"framework\": str or null}}."
+            "You read deep-learning bug reports (task: restructure). Answer with exactly these four lines and nothing else:\n\
+             Symptom: one of {classes:?}\n\
+             Error type: the exception's class name when the program crashes (e.g. ValueError), else none\n\
+             Observed: what goes wrong, in one sentence with the report's numbers and messages\n\
+             Expected: what should happen instead, in one sentence\n\
+             A report that says nothing crashes is never `crash`."
         )),
         ChatMessage::user(format!(
-            "Bug report:\n{}\n\nCode:\n{}\n\nA rule-based draft:\n{draft}",
+            "Bug report:\n{}\n\nCode:\n{}\n\nThe rules' guess: Symptom: {}; Error type: {}",
             report.text(),
-            report.code().join("\n\n")
+            report.code().join("\n\n"),
+            rules.symptom.class.as_str(),
+            rules.symptom.error_type.as_deref().unwrap_or("none"),
         )),
     ];
     let params = GenParams {
         temperature: 0.0,
-        ..GenParams::new(LlmTask::Restructure, 700)
+        ..GenParams::new(LlmTask::Restructure, 200)
     };
     let answer = match llm.complete(&messages, &params, on_token).await {
         Ok(answer) => answer,
@@ -104,11 +142,10 @@ pub async fn restructure(
             );
         }
     };
-    let parsed = json_in_answer(&answer).and_then(|json| serde_json::from_str::<LlmRestructure>(json).ok());
-    let Some(refined) = parsed else {
+    let Some(refined) = LlmRestructure::read(&answer) else {
         return (
             rules,
-            Some("the LLM's restructuring was not the JSON asked for; using the rules".to_owned()),
+            Some("the LLM's restructuring named no symptom (neither the lines nor the JSON asked for); using the rules".to_owned()),
         );
     };
     let Some(class) = parse_class(&refined.symptom_class) else {
@@ -232,7 +269,29 @@ mod tests {
         assert_eq!(refined.observed, "loss is nan at epoch 2");
         let (fallback, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
         assert!(!fallback.refined_by_llm);
-        assert!(note.unwrap().contains("not the JSON"));
+        assert!(note.unwrap().contains("named no symptom"));
         assert_eq!(fallback, restructure_rules(&report));
+    }
+
+    #[tokio::test]
+    async fn a_small_models_labelled_lines_are_read() {
+        let report = ParsedReport::from(BugReport {
+            title: "matmul fails".into(),
+            observed: "It prints the wrong shape; no crash.".into(),
+            ..BugReport::default()
+        });
+        let lines = "**Symptom:** crash\nError type: `ValueError: shapes (3,4) and (3,4) not aligned`\nObserved: the product\nfails at line 3\nExpected: none.\n";
+        let silent = "1. Symptom: wrong_shape\n2. Error type: none\n3. Observed: (4, 3) instead of (3, 3)\n";
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(lines.into()), ScriptedReply::Any(silent.into())]);
+        let (refined, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!(refined.symptom.class, SymptomClass::Crash);
+        assert_eq!(refined.symptom.error_type.as_deref(), Some("ValueError"));
+        assert_eq!(refined.observed, "the product fails at line 3", "a line without a label continues the value");
+        let (refined, _) = restructure(&report, Some(&llm), &mut |_| {}).await;
+        assert_eq!(refined.symptom.class, SymptomClass::WrongShape);
+        assert_eq!(refined.symptom.error_type, None);
+        assert_eq!(refined.observed, "(4, 3) instead of (3, 3)");
+        assert_eq!(refined.problem, restructure_rules(&report).problem, "the rules keep the problem");
     }
 }

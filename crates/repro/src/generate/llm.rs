@@ -63,8 +63,17 @@ pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &
         let code: String = context.code.chars().take(MAX_CONTEXT_CHARS).collect();
         let _ = writeln!(
             user,
-            "\nRelevant project code ({} `{}`):\n```python\n{code}\n```",
+            "\nRelevant project code ({} `{}`), one `# --- file ---` header per file:\n```python\n{code}\n```",
             context.path, context.name
+        );
+    }
+    if !input.project_modules.is_empty() {
+        let _ = writeln!(
+            user,
+            "\nThe project's modules are importable: {}. Import what you need from them \
+             (e.g. `from {} import ...`) instead of copying their code.",
+            input.project_modules.iter().take(20).cloned().collect::<Vec<_>>().join(", "),
+            input.project_modules[0]
         );
     }
     match previous {
@@ -79,10 +88,12 @@ pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &
     }
     vec![
         ChatMessage::system(
-            "You write minimal, self-contained Python scripts that reproduce deep-learning bugs (task: generate). \
-             Use the libraries of the report; replace data files with small synthetic data; fix the random seeds; \
-             keep training to a few iterations; print the values that show the bug (loss, shapes, metrics); \
-             do not catch the exception that is the bug. Answer with exactly one ```python code block.",
+            "You write minimal Python scripts that reproduce deep-learning bugs (task: generate). \
+             Write one script. Use the libraries of the report; replace data files with small synthetic data \
+             that fits what the code does with it (0/1 labels for a log-loss, class indices below the number of classes, \
+             the sizes the report states); fix the random seeds; keep training to a few iterations; \
+             print the values that show the bug (loss, shapes, metrics). Keep the bug: do not fix it, \
+             work around it or catch the exception that is the bug. Answer with exactly one ```python code block.",
         ),
         ChatMessage::user(user),
     ]
@@ -99,7 +110,7 @@ pub async fn llm_candidate(
     let messages = generation_messages(input, previous);
     let params = GenParams {
         seed,
-        ..GenParams::new(LlmTask::Generate, 1500)
+        ..GenParams::new(LlmTask::Generate, 900)
     };
     let answer = llm.complete(&messages, &params, on_token).await?;
     let mut code = extract_code(&answer);
