@@ -87,7 +87,7 @@ impl LlmRestructure {
             observed: field("observed").filter(|v| !none(v)).unwrap_or_default(),
             expected: field("expected").filter(|v| !none(v)).unwrap_or_default(),
             steps: Vec::new(),
-            symptom_class: field("symptom")?.trim_matches(['`', '"', '\'', '.']).to_owned(),
+            symptom_class: first_class_in(&field("symptom")?),
             error_type: field("error_type")
                 .filter(|e| !none(e))
                 .and_then(|e| e.split([' ', ':', '(']).next().map(|t| t.trim_matches(['`', '.', '"']).to_owned()))
@@ -95,6 +95,17 @@ impl LlmRestructure {
             framework: None,
         })
     }
+}
+
+/// The symptom class a free-form value names first (`wrong_calculation; Error type: none`
+/// names `wrong_calculation`), else the value as written, for the error message.
+fn first_class_in(value: &str) -> String {
+    let lower = value.to_lowercase().replace([' ', '-'], "_");
+    SymptomClass::ALL
+        .iter()
+        .filter_map(|c| lower.find(c.as_str()).map(|at| (at, c.as_str())))
+        .min()
+        .map_or_else(|| value.trim_matches(['`', '"', '\'', '.']).to_owned(), |(_, c)| c.to_owned())
 }
 
 fn parse_class(name: &str) -> Option<SymptomClass> {
@@ -281,7 +292,7 @@ mod tests {
             ..BugReport::default()
         });
         let lines = "**Symptom:** crash\nError type: `ValueError: shapes (3,4) and (3,4) not aligned`\nObserved: the product\nfails at line 3\nExpected: none.\n";
-        let silent = "1. Symptom: wrong_shape\n2. Error type: none\n3. Observed: (4, 3) instead of (3, 3)\n";
+        let silent = "1. Symptom: Wrong shape; Error type: none\n2. Error type: none\n3. Observed: (4, 3) instead of (3, 3)\n";
         let llm = ScriptedLlm::new(vec![ScriptedReply::Any(lines.into()), ScriptedReply::Any(silent.into())]);
         let (refined, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
         assert!(note.is_none(), "{note:?}");

@@ -21,7 +21,6 @@ mod shrink_loops;
 mod strip_notebook;
 mod synthesize_data;
 
-#[cfg(test)]
 pub(crate) use append_observer::OBSERVER_MARK;
 pub(crate) use append_observer::append_observer;
 pub(crate) use code::{inferred_shape, re};

@@ -7,9 +7,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::rules::polish_draft;
+use super::rules::{polish_draft, rule_candidate};
 use super::{Candidate, GenInput};
-use crate::edits::re;
+use crate::edits::{OBSERVER_MARK, re};
 use crate::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
 
 /// The code of an LLM's answer: its first `` ```python `` block (an unclosed one up to the
@@ -26,9 +26,22 @@ pub fn extract_code(answer: &str) -> String {
 /// Characters of project context put into a prompt.
 const MAX_CONTEXT_CHARS: usize = 6000;
 
-/// The generation prompt: report, plan, the report's code, the context, and the
-/// previous attempt with its feedback when refining.
-pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &str)>) -> Vec<ChatMessage> {
+/// How the LLM is asked for a script.
+#[derive(Debug, Clone, Copy)]
+pub enum Ask<'a> {
+    /// The whole script, from the report alone.
+    Script,
+    /// The lines that go after the tools' draft (the report's code and the project's,
+    /// assembled by the rule-based edits): short answers a small model gets right more
+    /// often than a whole script, and writes in seconds.
+    Continue { draft: &'a str },
+    /// The previous script corrected from its feedback.
+    Refine { previous: &'a Candidate, feedback: &'a str },
+}
+
+/// The generation prompt: report, plan, the report's code, the context, and what is
+/// asked (see [`Ask`]).
+pub fn generation_messages(input: &GenInput<'_>, ask: Ask<'_>) -> Vec<ChatMessage> {
     let r = input.restructured;
     let mut user = String::new();
     let _ = writeln!(
@@ -59,32 +72,32 @@ pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &
             snippets.join("\n\n")
         );
     }
-    if let Some(context) = input.context {
+    if let (Some(context), false) = (input.context, matches!(ask, Ask::Continue { .. })) {
         let code: String = context.code.chars().take(MAX_CONTEXT_CHARS).collect();
         let _ = writeln!(
             user,
-            "\nRelevant project code ({} `{}`), one `# --- file ---` header per file:\n```python\n{code}\n```",
+            "\nRelevant project code ({} `{}`):\n```python\n{code}\n```",
             context.path, context.name
         );
     }
-    if !input.project_modules.is_empty() {
-        let _ = writeln!(
-            user,
-            "\nThe project's modules are importable: {}. Import what you need from them \
-             (e.g. `from {} import ...`) instead of copying their code.",
-            input.project_modules.iter().take(20).cloned().collect::<Vec<_>>().join(", "),
-            input.project_modules[0]
-        );
-    }
-    match previous {
-        Some((candidate, feedback)) => {
+    match ask {
+        Ask::Refine { previous, feedback } => {
             let _ = writeln!(
                 user,
                 "\nYour previous script:\n```python\n{}```\nFeedback on it:\n{feedback}\n\nWrite the corrected, complete script.",
-                candidate.code
+                previous.code
             );
         }
-        None => user.push_str("\nWrite the reproduction script.\n"),
+        Ask::Continue { draft } => {
+            let draft: String = draft.chars().take(MAX_CONTEXT_CHARS).collect();
+            let _ = writeln!(
+                user,
+                "\nThe tools assembled this draft from the report's code and the project:\n```python\n{draft}\n```\n\
+                 Write only the lines to append at its end so that running it shows the bug: data that fits the code, \
+                 the calls that trigger the bug, and prints of the values the report talks about. Do not repeat the draft."
+            );
+        }
+        Ask::Script => user.push_str("\nWrite the reproduction script.\n"),
     }
     vec![
         ChatMessage::system(
@@ -99,7 +112,9 @@ pub fn generation_messages(input: &GenInput<'_>, previous: Option<(&Candidate, &
     ]
 }
 
-/// A candidate from an LLM, streamed to `on_token`.
+/// A candidate from an LLM, streamed to `on_token`: the first continues the tools' draft
+/// (a whole script when the report has no code and no context), later ones correct the
+/// previous script from its feedback; every draft then goes through the rules as tools.
 pub async fn llm_candidate(
     llm: &dyn Llm,
     input: &GenInput<'_>,
@@ -107,17 +122,45 @@ pub async fn llm_candidate(
     seed: u64,
     on_token: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Candidate, LlmError> {
-    let messages = generation_messages(input, previous);
+    let tools = rule_candidate(input);
+    let (draft, observer) = match tools.code.find(OBSERVER_MARK) {
+        Some(at) => tools.code.split_at(at),
+        None => (tools.code.as_str(), ""),
+    };
+    let has_draft = !tools.edits.iter().any(|e| e.contains("wrote a skeleton"));
+    let (ask, max_tokens) = match previous {
+        Some((previous, feedback)) => (Ask::Refine { previous, feedback }, 900),
+        None if has_draft => (Ask::Continue { draft }, 400),
+        None => (Ask::Script, 900),
+    };
+    let messages = generation_messages(input, ask);
     let params = GenParams {
         seed,
-        ..GenParams::new(LlmTask::Generate, 900)
+        ..GenParams::new(LlmTask::Generate, max_tokens)
     };
     let answer = llm.complete(&messages, &params, on_token).await?;
-    let mut code = extract_code(&answer);
-    let mut edits = vec![match previous {
-        Some(_) => format!("{} refined the previous script with the checks' feedback", llm.name()),
-        None => format!("written by {} from the report, the plan and the context", llm.name()),
-    }];
+    let (mut code, mut edits) = match ask {
+        Ask::Refine { .. } => (
+            extract_code(&answer),
+            vec![format!("{} refined the previous script with the checks' feedback", llm.name())],
+        ),
+        Ask::Continue { draft } => {
+            let mut edits = tools.edits.clone();
+            edits.push(format!("{} wrote the lines after the tools' draft", llm.name()));
+            let mut code = draft.trim_end().to_owned();
+            code.push_str("\n\n");
+            code.push_str(&extract_code(&answer));
+            if !observer.is_empty() {
+                code.push('\n');
+                code.push_str(observer);
+            }
+            (code, edits)
+        }
+        Ask::Script => (
+            extract_code(&answer),
+            vec![format!("written by {} from the report, the plan and the context", llm.name())],
+        ),
+    };
     edits.extend(polish_draft(input, &mut code));
     Ok(Candidate { code, edits })
 }
@@ -153,6 +196,37 @@ mod tests {
         );
         assert!(
             candidate.edits.iter().any(|e| e.starts_with("shrank loops")),
+            "{:?}",
+            candidate.edits
+        );
+    }
+
+    #[tokio::test]
+    async fn a_first_draft_continues_the_tools_draft() {
+        use crate::llm::{ScriptedLlm, ScriptedReply};
+        let report = ParsedReport::from(BugReport {
+            title: "loss is nan".into(),
+            snippets: vec!["def loss(p):\n    return -np.log(p).mean()\n".into()],
+            ..BugReport::default()
+        });
+        let restructured = restructure_rules(&report);
+        let input = GenInput::of_report(&report, &restructured);
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(
+            "```python\np = np.array([0.0, 0.5])\nprint('loss', loss(p))\n```".into(),
+        )]);
+        let candidate = llm_candidate(&llm, &input, None, 0, &mut |_| {}).await.unwrap();
+        let (definition, call) = (
+            candidate.code.find("def loss(p)").expect("the report's code is kept"),
+            candidate.code.find("print('loss', loss(p))").expect("the LLM's lines are added"),
+        );
+        assert!(definition < call, "{}", candidate.code);
+        if let Some(observer) = candidate.code.find(OBSERVER_MARK) {
+            assert!(call < observer, "the observer stays last: {}", candidate.code);
+        }
+        let prompt = &llm.prompts()[0].1;
+        assert!(prompt.contains("Write only the lines to append"), "{prompt}");
+        assert!(
+            candidate.edits.iter().any(|e| e.contains("wrote the lines after the tools' draft")),
             "{:?}",
             candidate.edits
         );
