@@ -220,6 +220,7 @@ fn a_seed_fixes_a_sampled_answer() {
         temperature: 0.9,
         top_p: 0.9,
         seed: 7,
+        ..GenerationParams::greedy(8)
     };
     let prompt = chat_prompt(&[ChatMessage::new(Role::User, "Name a Python web framework.")]);
     let never = AtomicBool::new(false);
@@ -286,4 +287,26 @@ fn a_cloned_cache_answers_as_if_the_prompt_were_read_again() {
     let from_scratch = logits(&mut fresh, &ids[ids.len() - 1..]);
     assert_eq!(resumed.len(), ids.len());
     assert_eq!(from_checkpoint, from_scratch);
+}
+
+#[test]
+fn a_repeat_penalty_breaks_a_loop_that_greedy_decoding_falls_into() {
+    let model = model();
+    // Asked to repeat a line, greedy decoding repeats it; a strong penalty on the last
+    // tokens makes every one of the next tokens new within the window.
+    let prompt = chat_prompt(&[ChatMessage::new(
+        Role::User,
+        "Write the line `x = x + 1` ten times, one per line, nothing else.",
+    )]);
+    let never = AtomicBool::new(false);
+    let greedy = GenerationParams::greedy(24);
+    let looped = model.generate(&prompt, &greedy, &never, &mut |_| {}).unwrap();
+    let distinct = |ids: &[u32]| ids.iter().collect::<std::collections::HashSet<_>>().len();
+    assert!(distinct(&looped.tokens) < looped.tokens.len() / 2, "{:?}", looped.text);
+    let penalised = GenerationParams {
+        repeat_penalty: 1e6,
+        ..greedy
+    };
+    let fresh = model.generate(&prompt, &penalised, &never, &mut |_| {}).unwrap();
+    assert_eq!(distinct(&fresh.tokens), fresh.tokens.len(), "{:?}", fresh.text);
 }

@@ -556,6 +556,7 @@ impl Llm for GgufLlm {
             temperature: params.temperature,
             top_p: 0.95,
             seed: params.seed,
+            repeat_penalty: 1.1,
         };
         let loaded = Arc::clone(&self.loaded);
         let path = self.path.clone();

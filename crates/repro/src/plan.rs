@@ -228,7 +228,10 @@ mod tests {
         let (steps, note) = plan(&nan_report(), None, Some(&llm), &mut |_| {}).await;
         assert!(note.is_none(), "{note:?}");
         let kinds: Vec<PlanStepKind> = steps.iter().map(|s| s.kind).collect();
-        assert_eq!(kinds, [PlanStepKind::Environment, PlanStepKind::Data, PlanStepKind::Check]);
+        assert_eq!(
+            kinds,
+            [PlanStepKind::Environment, PlanStepKind::Data, PlanStepKind::Check]
+        );
         assert_eq!(steps[1].description, "X of shape (8, 3) with zeros in the first column");
         assert_eq!(kind_name(PlanStepKind::Training), "training");
     }

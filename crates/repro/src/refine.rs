@@ -271,7 +271,12 @@ mod tests {
 
         // A module the report names is what the bug needs: nothing is dropped.
         assert!(!is_invented_module(&input, "mylib"));
-        let mylib = crate::checks::observe(Termination::Exited(1), "", &stderr.replace("reproduction_script", "mylib"), 5);
+        let mylib = crate::checks::observe(
+            Termination::Exited(1),
+            "",
+            &stderr.replace("reproduction_script", "mylib"),
+            5,
+        );
         let uses = Candidate {
             code: "import mylib\nprint(mylib.fit())\n".into(),
             edits: vec![],

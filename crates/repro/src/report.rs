@@ -597,9 +597,8 @@ pub fn json_in_answer(answer: &str) -> Option<&str> {
 /// Markdown emphasis around a label are ignored; a line without a label continues the
 /// value before it.
 pub fn labelled_lines(answer: &str) -> Vec<(String, String)> {
-    static LABELLED: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"^\s*(?:\d+[.)]\s*|[-*]\s+)?[*_`]*([A-Za-z][A-Za-z _]{0,30}?)[*_`]*\s*:\s*(.*)$")
-    });
+    static LABELLED: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^\s*(?:\d+[.)]\s*|[-*]\s+)?[*_`]*([A-Za-z][A-Za-z _]{0,30}?)[*_`]*\s*:\s*(.*)$"));
     let mut lines: Vec<(String, String)> = Vec::new();
     for line in answer.lines() {
         if let Some(c) = LABELLED.captures(line) {

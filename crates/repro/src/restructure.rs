@@ -74,7 +74,12 @@ impl LlmRestructure {
             return Some(parsed);
         }
         let lines = labelled_lines(answer);
-        let none = |value: &String| matches!(value.to_lowercase().trim_end_matches('.'), "none" | "null" | "n/a" | "-");
+        let none = |value: &String| {
+            matches!(
+                value.to_lowercase().trim_end_matches('.'),
+                "none" | "null" | "n/a" | "-"
+            )
+        };
         let field = |label: &str| {
             lines
                 .iter()
@@ -90,7 +95,11 @@ impl LlmRestructure {
             symptom_class: first_class_in(&field("symptom")?),
             error_type: field("error_type")
                 .filter(|e| !none(e))
-                .and_then(|e| e.split([' ', ':', '(']).next().map(|t| t.trim_matches(['`', '.', '"']).to_owned()))
+                .and_then(|e| {
+                    e.split([' ', ':', '('])
+                        .next()
+                        .map(|t| t.trim_matches(['`', '.', '"']).to_owned())
+                })
                 .filter(|e| !e.is_empty()),
             framework: None,
         })
@@ -105,7 +114,10 @@ fn first_class_in(value: &str) -> String {
         .iter()
         .filter_map(|c| lower.find(c.as_str()).map(|at| (at, c.as_str())))
         .min()
-        .map_or_else(|| value.trim_matches(['`', '"', '\'', '.']).to_owned(), |(_, c)| c.to_owned())
+        .map_or_else(
+            || value.trim_matches(['`', '"', '\'', '.']).to_owned(),
+            |(_, c)| c.to_owned(),
+        )
 }
 
 fn parse_class(name: &str) -> Option<SymptomClass> {
@@ -156,7 +168,10 @@ pub async fn restructure(
     let Some(refined) = LlmRestructure::read(&answer) else {
         return (
             rules,
-            Some("the LLM's restructuring named no symptom (neither the lines nor the JSON asked for); using the rules".to_owned()),
+            Some(
+                "the LLM's restructuring named no symptom (neither the lines nor the JSON asked for); using the rules"
+                    .to_owned(),
+            ),
         );
     };
     let Some(class) = parse_class(&refined.symptom_class) else {
@@ -292,17 +307,28 @@ mod tests {
             ..BugReport::default()
         });
         let lines = "**Symptom:** crash\nError type: `ValueError: shapes (3,4) and (3,4) not aligned`\nObserved: the product\nfails at line 3\nExpected: none.\n";
-        let silent = "1. Symptom: Wrong shape; Error type: none\n2. Error type: none\n3. Observed: (4, 3) instead of (3, 3)\n";
-        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(lines.into()), ScriptedReply::Any(silent.into())]);
+        let silent =
+            "1. Symptom: Wrong shape; Error type: none\n2. Error type: none\n3. Observed: (4, 3) instead of (3, 3)\n";
+        let llm = ScriptedLlm::new(vec![
+            ScriptedReply::Any(lines.into()),
+            ScriptedReply::Any(silent.into()),
+        ]);
         let (refined, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
         assert!(note.is_none(), "{note:?}");
         assert_eq!(refined.symptom.class, SymptomClass::Crash);
         assert_eq!(refined.symptom.error_type.as_deref(), Some("ValueError"));
-        assert_eq!(refined.observed, "the product fails at line 3", "a line without a label continues the value");
+        assert_eq!(
+            refined.observed, "the product fails at line 3",
+            "a line without a label continues the value"
+        );
         let (refined, _) = restructure(&report, Some(&llm), &mut |_| {}).await;
         assert_eq!(refined.symptom.class, SymptomClass::WrongShape);
         assert_eq!(refined.symptom.error_type, None);
         assert_eq!(refined.observed, "(4, 3) instead of (3, 3)");
-        assert_eq!(refined.problem, restructure_rules(&report).problem, "the rules keep the problem");
+        assert_eq!(
+            refined.problem,
+            restructure_rules(&report).problem,
+            "the rules keep the problem"
+        );
     }
 }

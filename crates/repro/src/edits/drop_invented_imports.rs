@@ -41,9 +41,11 @@ pub(crate) fn drop_imports_of(code: &mut String, module: &str) -> Option<(String
     let text = IMPORT
         .replace_all(&text, |c: &regex::Captures<'_>| {
             let items: Vec<&str> = c[2].split(',').map(str::trim).filter(|i| !i.is_empty()).collect();
-            let (dropped, kept): (Vec<&str>, Vec<&str>) = items
-                .into_iter()
-                .partition(|item| item.split_whitespace().next().is_some_and(|name| is_module(name, module)));
+            let (dropped, kept): (Vec<&str>, Vec<&str>) = items.into_iter().partition(|item| {
+                item.split_whitespace()
+                    .next()
+                    .is_some_and(|name| is_module(name, module))
+            });
             if dropped.is_empty() {
                 return c[0].to_owned();
             }
@@ -103,6 +105,9 @@ mod tests {
         let mut code = "try:\n    import helpers\nexcept ImportError:\n    helpers = None\nfrom helpers import (\n    a,\n    b,  # two\n)\nprint(1)\n".to_owned();
         let (_, bound) = drop_imports_of(&mut code, "helpers").unwrap();
         assert_eq!(bound, ["a", "b", "helpers"]);
-        assert_eq!(code, "try:\n    pass\nexcept ImportError:\n    helpers = None\nprint(1)\n");
+        assert_eq!(
+            code,
+            "try:\n    pass\nexcept ImportError:\n    helpers = None\nprint(1)\n"
+        );
     }
 }

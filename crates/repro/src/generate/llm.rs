@@ -23,6 +23,39 @@ pub fn extract_code(answer: &str) -> String {
     }
 }
 
+/// The top-level blocks of `continuation` (a statement at column 0 with its indented
+/// lines) that `draft` does not already hold: small models asked to continue a script
+/// often repeat it first, file markers and all.
+fn new_blocks(draft: &str, continuation: &str) -> String {
+    let normalized = |block: &str| block.split_whitespace().collect::<Vec<_>>().join(" ");
+    let known: String = normalized(draft);
+    let mut blocks: Vec<String> = Vec::new();
+    for line in continuation.lines() {
+        let starts_block = !line.starts_with([' ', '\t'])
+            && !line.trim().is_empty()
+            && !line.starts_with([')', ']', '}'])
+            && !(line.starts_with("else")
+                || line.starts_with("elif")
+                || line.starts_with("except")
+                || line.starts_with("finally"));
+        if starts_block || blocks.is_empty() {
+            blocks.push(String::new());
+        }
+        if let Some(block) = blocks.last_mut() {
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    let is_marker = |block: &str| block.trim().starts_with("# ---") && block.trim().ends_with("---");
+    blocks
+        .into_iter()
+        .filter(|block| {
+            let n = normalized(block);
+            !n.is_empty() && !is_marker(block) && !known.contains(&n)
+        })
+        .collect()
+}
+
 /// Characters of project context put into a prompt.
 const MAX_CONTEXT_CHARS: usize = 6000;
 
@@ -142,14 +175,17 @@ pub async fn llm_candidate(
     let (mut code, mut edits) = match ask {
         Ask::Refine { .. } => (
             extract_code(&answer),
-            vec![format!("{} refined the previous script with the checks' feedback", llm.name())],
+            vec![format!(
+                "{} refined the previous script with the checks' feedback",
+                llm.name()
+            )],
         ),
         Ask::Continue { draft } => {
             let mut edits = tools.edits.clone();
             edits.push(format!("{} wrote the lines after the tools' draft", llm.name()));
             let mut code = draft.trim_end().to_owned();
             code.push_str("\n\n");
-            code.push_str(&extract_code(&answer));
+            code.push_str(&new_blocks(draft, &extract_code(&answer)));
             if !observer.is_empty() {
                 code.push('\n');
                 code.push_str(observer);
@@ -158,7 +194,10 @@ pub async fn llm_candidate(
         }
         Ask::Script => (
             extract_code(&answer),
-            vec![format!("written by {} from the report, the plan and the context", llm.name())],
+            vec![format!(
+                "written by {} from the report, the plan and the context",
+                llm.name()
+            )],
         ),
     };
     edits.extend(polish_draft(input, &mut code));
@@ -217,7 +256,10 @@ mod tests {
         let candidate = llm_candidate(&llm, &input, None, 0, &mut |_| {}).await.unwrap();
         let (definition, call) = (
             candidate.code.find("def loss(p)").expect("the report's code is kept"),
-            candidate.code.find("print('loss', loss(p))").expect("the LLM's lines are added"),
+            candidate
+                .code
+                .find("print('loss', loss(p))")
+                .expect("the LLM's lines are added"),
         );
         assert!(definition < call, "{}", candidate.code);
         if let Some(observer) = candidate.code.find(OBSERVER_MARK) {
@@ -226,10 +268,24 @@ mod tests {
         let prompt = &llm.prompts()[0].1;
         assert!(prompt.contains("Write only the lines to append"), "{prompt}");
         assert!(
-            candidate.edits.iter().any(|e| e.contains("wrote the lines after the tools' draft")),
+            candidate
+                .edits
+                .iter()
+                .any(|e| e.contains("wrote the lines after the tools' draft")),
             "{:?}",
             candidate.edits
         );
+    }
+
+    #[test]
+    fn a_continuation_that_repeats_the_draft_keeps_only_what_is_new() {
+        let draft = "# --- train.py ---\nimport numpy as np\n\ndef fit(x):\n    return np.log(x)\n";
+        let continuation = "# --- train.py ---\nimport numpy as np\n\ndef fit(x):\n    return  np.log(x)\n\nx = np.zeros(3)\nprint(fit(x))\nif x.any():\n    pass\nelse:\n    print('zero')\n";
+        assert_eq!(
+            new_blocks(draft, continuation),
+            "x = np.zeros(3)\nprint(fit(x))\nif x.any():\n    pass\nelse:\n    print('zero')\n"
+        );
+        assert_eq!(new_blocks(draft, draft), "");
     }
 
     #[test]
