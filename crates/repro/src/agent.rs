@@ -513,7 +513,14 @@ async fn run(
             // defined from the project, made-up imports dropped, loops shrunk); the LLM
             // rewrites from the feedback when they change nothing, or after their own try.
             let tooled = match &previous {
-                Some((candidate, checked)) if llm_working && refining && !previous_by_tools => {
+                // A draft that does not parse goes back to the LLM: commenting its lines
+                // out would mostly remove what the draft was for.
+                Some((candidate, checked))
+                    if llm_working
+                        && refining
+                        && !previous_by_tools
+                        && checked.verdict(CheckKind::Structural).is_none_or(|v| v.passed) =>
+                {
                     let feedback = Feedback {
                         verdicts: &checked.verdicts,
                         diagnostics: &checked.diagnostics,

@@ -186,10 +186,6 @@ pub async fn llm_candidate(
             let mut code = draft.trim_end().to_owned();
             code.push_str("\n\n");
             code.push_str(&new_blocks(draft, &extract_code(&answer)));
-            if !observer.is_empty() {
-                code.push('\n');
-                code.push_str(observer);
-            }
             (code, edits)
         }
         Ask::Script => (
@@ -200,8 +196,46 @@ pub async fn llm_candidate(
             )],
         ),
     };
+    if answer_was_cut(&answer)
+        && let Some(edit) = drop_unfinished_tail(&mut code)
+    {
+        edits.push(edit);
+    }
+    if matches!(ask, Ask::Continue { .. }) && !observer.is_empty() {
+        code.push('\n');
+        code.push_str(observer);
+    }
     edits.extend(polish_draft(input, &mut code));
     Ok(Candidate { code, edits })
+}
+
+/// Whether an answer stopped inside its code block (the token limit cut it).
+fn answer_was_cut(answer: &str) -> bool {
+    answer
+        .find("```")
+        .is_some_and(|open| !answer[open + 3..].contains("```"))
+}
+
+/// Drops the last top-level statement of a script that does not parse when the script
+/// parses without it: what an answer cut by the token limit leaves unfinished.
+fn drop_unfinished_tail(code: &mut String) -> Option<String> {
+    if crate::checks::structural(code).passed {
+        return None;
+    }
+    let mut start = 0;
+    let mut last_block = None;
+    for line in code.split_inclusive('\n') {
+        if !line.starts_with([' ', '\t', '\n', '#', ')', ']', '}']) && !line.trim().is_empty() {
+            last_block = Some(start);
+        }
+        start += line.len();
+    }
+    let cut = code[..last_block?].to_owned();
+    crate::checks::structural(&cut).passed.then(|| {
+        let dropped = code[cut.len()..].lines().count();
+        *code = cut;
+        format!("dropped the unfinished last statement ({dropped} line(s)): the answer was cut at the token limit")
+    })
 }
 
 #[cfg(test)]
@@ -286,6 +320,21 @@ mod tests {
             "x = np.zeros(3)\nprint(fit(x))\nif x.any():\n    pass\nelse:\n    print('zero')\n"
         );
         assert_eq!(new_blocks(draft, draft), "");
+    }
+
+    #[test]
+    fn an_answer_cut_at_the_token_limit_loses_its_unfinished_statement() {
+        assert!(answer_was_cut("Here:\n```python\nx = 1\nprint(x"));
+        assert!(!answer_was_cut("```python\nx = 1\n```\nDone."));
+        let mut code =
+            "import numpy as np\nx = np.zeros(3)\nprint(x)\nfor i in range(3):\n    y = np.log(x[i]\n".to_owned();
+        let edit = drop_unfinished_tail(&mut code).expect("the tail is unfinished");
+        assert_eq!(code, "import numpy as np\nx = np.zeros(3)\nprint(x)\n");
+        assert!(edit.contains("2 line(s)"), "{edit}");
+        assert!(
+            drop_unfinished_tail(&mut code).is_none(),
+            "a script that parses is left alone"
+        );
     }
 
     #[test]
