@@ -70,10 +70,19 @@ pub fn chat_prompt(messages: &[ChatMessage]) -> String {
     if messages.first().is_none_or(|m| m.role != Role::System) {
         turn(Role::System, DEFAULT_SYSTEM);
     }
-    for message in messages {
+    // A last assistant turn is the start of the answer (a prefill): left open, the model
+    // continues it.
+    let (open, closed) = match messages.split_last() {
+        Some((last, rest)) if last.role == Role::Assistant => (Some(last), rest),
+        _ => (None, messages),
+    };
+    for message in closed {
         turn(message.role, &message.content);
     }
     prompt.push_str("<|im_start|>assistant\n");
+    if let Some(prefill) = open {
+        prompt.push_str(&prefill.content);
+    }
     prompt
 }
 
@@ -91,5 +100,18 @@ mod tests {
             ChatMessage::new(Role::User, "Hi"),
         ]);
         assert!(!own.contains(DEFAULT_SYSTEM));
+    }
+
+    #[test]
+    fn a_last_assistant_turn_is_left_open_for_the_model_to_continue() {
+        let prompt = chat_prompt(&[
+            ChatMessage::new(Role::User, "Write code."),
+            ChatMessage::new(Role::Assistant, "```python\n"),
+        ]);
+        assert!(
+            prompt.ends_with("<|im_start|>user\nWrite code.<|im_end|>\n<|im_start|>assistant\n```python\n"),
+            "{prompt}"
+        );
+        assert_eq!(prompt.matches("<|im_start|>assistant").count(), 1);
     }
 }

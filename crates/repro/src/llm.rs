@@ -606,7 +606,7 @@ impl ScriptedLlm {
         }
     }
 
-    /// Every request so far: its task and its last message.
+    /// Every request so far: its task and its last user message.
     pub fn prompts(&self) -> Vec<(LlmTask, String)> {
         self.prompts.lock().map(|p| p.clone()).unwrap_or_default()
     }
@@ -644,7 +644,12 @@ impl Llm for ScriptedLlm {
             if let Ok(mut prompts) = self.prompts.lock() {
                 prompts.push((
                     params.task,
-                    messages.last().map(|m| m.content.clone()).unwrap_or_default(),
+                    messages
+                        .iter()
+                        .rev()
+                        .find(|m| m.role == Role::User)
+                        .map(|m| m.content.clone())
+                        .unwrap_or_default(),
                 ));
             }
             let reply = self

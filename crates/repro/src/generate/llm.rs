@@ -132,7 +132,7 @@ pub fn generation_messages(input: &GenInput<'_>, ask: Ask<'_>) -> Vec<ChatMessag
         }
         Ask::Script => user.push_str("\nWrite the reproduction script.\n"),
     }
-    vec![
+    let mut messages = vec![
         ChatMessage::system(
             "You write minimal Python scripts that reproduce deep-learning bugs (task: generate). \
              Write one script. Use the libraries of the report; replace data files with small synthetic data \
@@ -142,7 +142,26 @@ pub fn generation_messages(input: &GenInput<'_>, ask: Ask<'_>) -> Vec<ChatMessag
              work around it or catch the exception that is the bug. Answer with exactly one ```python code block.",
         ),
         ChatMessage::user(user),
-    ]
+    ];
+    if matches!(ask, Ask::Continue { .. }) {
+        messages.push(ChatMessage::assistant(CONTINUE_PREFILL));
+    }
+    messages
+}
+
+/// The start of the answer a continuation is given (a prefill): it steers a small model
+/// into writing the new lines instead of repeating the draft.
+const CONTINUE_PREFILL: &str =
+    "```python\n# Synthetic inputs that fit the code above, then the calls that show the bug\n";
+
+/// The answer with the prefill it continued, unless it started a code block of its own (a
+/// backend that does not continue a last assistant turn).
+fn with_prefill(ask: Ask<'_>, answer: String) -> String {
+    if matches!(ask, Ask::Continue { .. }) && !answer.trim_start().starts_with("```") {
+        format!("{CONTINUE_PREFILL}{answer}")
+    } else {
+        answer
+    }
 }
 
 /// A candidate from an LLM, streamed to `on_token`: the first continues the tools' draft
@@ -171,7 +190,7 @@ pub async fn llm_candidate(
         seed,
         ..GenParams::new(LlmTask::Generate, max_tokens)
     };
-    let answer = llm.complete(&messages, &params, on_token).await?;
+    let answer = with_prefill(ask, llm.complete(&messages, &params, on_token).await?);
     let (mut code, mut edits) = match ask {
         Ask::Refine { .. } => (
             extract_code(&answer),
@@ -301,6 +320,12 @@ mod tests {
         }
         let prompt = &llm.prompts()[0].1;
         assert!(prompt.contains("Write only the lines to append"), "{prompt}");
+        // Without its own fence, an answer continues the prefill.
+        let continued = with_prefill(Ask::Continue { draft: "" }, "x = 1\n```".to_owned());
+        assert_eq!(
+            extract_code(&continued),
+            format!("{}x = 1\n", CONTINUE_PREFILL.trim_start_matches("```python\n"))
+        );
         assert!(
             candidate
                 .edits
