@@ -28,14 +28,14 @@ pub struct GenerationParams {
     /// Nucleus sampling: the smallest set of tokens whose probabilities reach `top_p`; 1 keeps all.
     pub top_p: f64,
     pub seed: u64,
-    /// Divides the logits of the last [`REPEAT_WINDOW`] generated tokens (multiplies
+    /// Divides the logits of the last 64 generated tokens (multiplies
     /// negative ones) by this, as llama.cpp's `repeat_penalty` does; 1 is off. Small models
     /// asked to continue code otherwise tend to repeat it block by block.
     pub repeat_penalty: f32,
 }
 
-/// How many of the latest generated tokens [`GenerationParams::repeat_penalty`] looks at.
-pub const REPEAT_WINDOW: usize = 64;
+/// How many of the latest generated tokens the repeat penalty looks at.
+const REPEAT_WINDOW: usize = 64;
 
 impl GenerationParams {
     pub fn greedy(max_tokens: usize) -> Self {
@@ -270,7 +270,7 @@ impl LocalLlm {
             None => StopReason::Cancelled,
             Some(_) if params.max_tokens == 0 => StopReason::MaxTokens,
             Some(mut logits) => loop {
-                if params.repeat_penalty != 1.0 {
+                if (params.repeat_penalty - 1.0).abs() > f32::EPSILON {
                     let recent = stream.tokens();
                     let recent = &recent[recent.len().saturating_sub(REPEAT_WINDOW)..];
                     logits = candle_transformers::utils::apply_repeat_penalty(&logits, params.repeat_penalty, recent)?;

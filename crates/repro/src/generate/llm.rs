@@ -30,14 +30,11 @@ fn new_blocks(draft: &str, continuation: &str) -> String {
     let normalized = |block: &str| block.split_whitespace().collect::<Vec<_>>().join(" ");
     let known: String = normalized(draft);
     let mut blocks: Vec<String> = Vec::new();
+    // Lines at column 0 that continue the statement before them.
+    const CONTINUES: [&str; 7] = [")", "]", "}", "else", "elif", "except", "finally"];
     for line in continuation.lines() {
-        let starts_block = !line.starts_with([' ', '\t'])
-            && !line.trim().is_empty()
-            && !line.starts_with([')', ']', '}'])
-            && !(line.starts_with("else")
-                || line.starts_with("elif")
-                || line.starts_with("except")
-                || line.starts_with("finally"));
+        let starts_block =
+            !line.starts_with([' ', '\t']) && !line.trim().is_empty() && !CONTINUES.iter().any(|c| line.starts_with(c));
         if starts_block || blocks.is_empty() {
             blocks.push(String::new());
         }
