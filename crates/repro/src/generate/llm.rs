@@ -23,6 +23,9 @@ pub fn extract_code(answer: &str) -> String {
     }
 }
 
+/// Lines at column 0 that continue the statement before them.
+const CONTINUES: [&str; 7] = [")", "]", "}", "else", "elif", "except", "finally"];
+
 /// The top-level blocks of `continuation` (a statement at column 0 with its indented
 /// lines) that `draft` does not already hold: small models asked to continue a script
 /// often repeat it first, file markers and all.
@@ -30,8 +33,6 @@ fn new_blocks(draft: &str, continuation: &str) -> String {
     let normalized = |block: &str| block.split_whitespace().collect::<Vec<_>>().join(" ");
     let known: String = normalized(draft);
     let mut blocks: Vec<String> = Vec::new();
-    // Lines at column 0 that continue the statement before them.
-    const CONTINUES: [&str; 7] = [")", "]", "}", "else", "elif", "except", "finally"];
     for line in continuation.lines() {
         let starts_block =
             !line.starts_with([' ', '\t']) && !line.trim().is_empty() && !CONTINUES.iter().any(|c| line.starts_with(c));
