@@ -243,6 +243,10 @@ async fn emit(events: &Sender<AgentEvent>, event: AgentEvent) {
     let _ = events.send(event).await;
 }
 
+async fn attempt_started(events: &Sender<AgentEvent>, attempt: u32, context: u32) {
+    emit(events, AgentEvent::AttemptStarted { attempt, context }).await;
+}
+
 /// A script written by the rules, streamed line by line like an LLM's tokens.
 async fn emit_lines(events: &Sender<AgentEvent>, attempt: u32, code: &str) {
     for line in code.split_inclusive('\n') {
@@ -276,6 +280,15 @@ struct Checked {
 }
 
 impl Checked {
+    /// The verdicts, diagnostics and run as refinement reads them.
+    fn feedback(&self) -> Feedback<'_> {
+        Feedback {
+            verdicts: &self.verdicts,
+            diagnostics: &self.diagnostics,
+            run: self.run.as_ref(),
+        }
+    }
+
     /// Streams a check's verdict as it is known and keeps it for scoring.
     async fn record(&mut self, verdict: CheckVerdict, attempt: u32, events: &Sender<AgentEvent>) {
         emit(
@@ -521,37 +534,19 @@ async fn run(
                         && !previous_by_tools
                         && checked.verdict(CheckKind::Structural).is_none_or(|v| v.passed) =>
                 {
-                    let feedback = Feedback {
-                        verdicts: &checked.verdicts,
-                        diagnostics: &checked.diagnostics,
-                        run: checked.run.as_ref(),
-                    };
-                    refine::rule_refine(&input, candidate, &feedback).filter(|next| !seen.contains(&next.code))
+                    refine::rule_refine(&input, candidate, &checked.feedback())
+                        .filter(|next| !seen.contains(&next.code))
                 }
                 _ => None,
             };
             previous_by_tools = tooled.is_some();
             let candidate = if let Some(next) = tooled {
-                emit(
-                    events,
-                    AgentEvent::AttemptStarted {
-                        attempt,
-                        context: context_number,
-                    },
-                )
-                .await;
+                attempt_started(events, attempt, context_number).await;
                 emit_lines(events, attempt, &next.code).await;
                 next
             } else if llm_working {
                 let llm = llm.as_deref().expect("llm_working implies an LLM");
-                emit(
-                    events,
-                    AgentEvent::AttemptStarted {
-                        attempt,
-                        context: context_number,
-                    },
-                )
-                .await;
+                attempt_started(events, attempt, context_number).await;
                 let feedback = previous.as_ref().map(|(_, c)| refine::feedback_text(&c.verdicts));
                 let prior = previous
                     .as_ref()
@@ -572,14 +567,9 @@ async fn run(
                     }
                 }
             } else {
-                let feedback = previous.as_ref().map(|(candidate, checked)| {
-                    let feedback = Feedback {
-                        verdicts: &checked.verdicts,
-                        diagnostics: &checked.diagnostics,
-                        run: checked.run.as_ref(),
-                    };
-                    (candidate, feedback)
-                });
+                let feedback = previous
+                    .as_ref()
+                    .map(|(candidate, checked)| (candidate, checked.feedback()));
                 let next = refine::next_rule_candidate(&input, feedback, refining);
                 let Some(next) = next else {
                     if round > 0 {
@@ -587,14 +577,7 @@ async fn run(
                     }
                     break;
                 };
-                emit(
-                    events,
-                    AgentEvent::AttemptStarted {
-                        attempt,
-                        context: context_number,
-                    },
-                )
-                .await;
+                attempt_started(events, attempt, context_number).await;
                 emit_lines(events, attempt, &next.code).await;
                 next
             };

@@ -172,12 +172,17 @@ pub async fn llm_candidate(
     seed: u64,
     on_token: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Candidate, LlmError> {
-    let tools = rule_candidate(input);
-    let (draft, observer) = match tools.code.find(OBSERVER_MARK) {
-        Some(at) => tools.code.split_at(at),
-        None => (tools.code.as_str(), ""),
+    // The rules' draft is needed only for a first candidate.
+    let tools = previous.is_none().then(|| rule_candidate(input));
+    let (draft, observer) = match &tools {
+        Some(tools) => tools
+            .code
+            .split_at(tools.code.find(OBSERVER_MARK).unwrap_or(tools.code.len())),
+        None => ("", ""),
     };
-    let has_draft = !tools.edits.iter().any(|e| e.contains("wrote a skeleton"));
+    let has_draft = tools
+        .as_ref()
+        .is_some_and(|t| !t.edits.iter().any(|e| e.contains("wrote a skeleton")));
     let (ask, max_tokens) = match previous {
         Some((previous, feedback)) => (Ask::Refine { previous, feedback }, 900),
         None if has_draft => (Ask::Continue { draft }, 400),
@@ -198,7 +203,7 @@ pub async fn llm_candidate(
             )],
         ),
         Ask::Continue { draft } => {
-            let mut edits = tools.edits.clone();
+            let mut edits = tools.as_ref().map(|t| t.edits.clone()).unwrap_or_default();
             edits.push(format!("{} wrote the lines after the tools' draft", llm.name()));
             let mut code = draft.trim_end().to_owned();
             code.push_str("\n\n");
