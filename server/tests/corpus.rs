@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use replayground_server::neural::corpus::{CorpusConfig, build};
 use replayground_server::neural::dedup::Reference;
+use replayground_server::neural::infer::Guide;
 use replayground_server::neural::policy::Policy;
 use replayground_server::runner::{DEFAULT_PYTHON, Tracer};
 use replayground_server::sandbox::{Bubblewrap, BubblewrapConfig, RunLimits, Sandbox, Unsandboxed};
@@ -250,9 +251,14 @@ mod training {
         let example = &replayground_server::neural::eval::examples(&heldout[0]).unwrap()[0];
         let mut streamed = String::new();
         let p = debugger
-            .predict(&example.prompt, Some(&example.previous), &sampling, &mut |t| {
-                streamed.push_str(t);
-            })
+            .predict(
+                &example.prompt,
+                &Guide::after(&example.prefix, example.step_action),
+                &sampling,
+                &mut |t| {
+                    streamed.push_str(t);
+                },
+            )
             .unwrap();
         assert_eq!(streamed, p.text);
         let mut machine = replayground_shared::trace_lang::StateLineMachine::new();

@@ -12,7 +12,7 @@ use replayground_server::neural::cruxeval::{
 };
 use replayground_server::neural::dedup::Reference;
 use replayground_server::neural::eval;
-use replayground_server::neural::infer::{NeuralDebugger, Sampling};
+use replayground_server::neural::infer::{Guide, NeuralDebugger, Sampling};
 use replayground_server::neural::policy::Policy;
 use replayground_server::runner::{DEFAULT_PYTHON, Tracer};
 use replayground_server::sandbox::{Bubblewrap, BubblewrapConfig, RunLimits, Sandbox, Unsandboxed};
@@ -65,6 +65,7 @@ async fn run(suite: Suite, samples: usize, temperature: f64) -> CruxEvalReport {
             top_p: Some(0.95),
             seed: 5,
             max_tokens: 48,
+            bounded: true,
         },
         rollout: Rollout::StepReturn,
         max_rollout_steps: 8,
@@ -256,6 +257,51 @@ async fn the_realistic_benchmark_traces_every_program_and_scores_each_field() {
     );
 }
 
+/// What the code and the action allow never excludes what really happens: every step of
+/// 20 seeded trajectories of each realistic program (forward and backward) keeps to the
+/// bounds its prefix gives, and the bounds do refuse something in most of them.
+#[tokio::test]
+async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
+    use rand::SeedableRng as _;
+    use replayground_server::neural::bounds::Bounds;
+    use replayground_shared::StateTree;
+    use replayground_shared::trace_lang::{self, Trajectory};
+
+    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
+    let (mut steps, mut bounded) = (0, 0);
+    for program in realistic_programs() {
+        let trace = tracer.trace(&program.source, "").await.unwrap();
+        let tree = StateTree::new(trace).unwrap();
+        for seed in 0..20 {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let trajectory = Policy::default().sample(&tree, &program.source, &mut rng);
+            for k in 1..trajectory.steps.len() {
+                let Some(action) = trajectory.steps[k].action else {
+                    continue;
+                };
+                let prefix = Trajectory {
+                    steps: trajectory.steps[..k].to_vec(),
+                    ..trajectory.clone()
+                };
+                let bounds = Bounds::after(&prefix, action);
+                let previous = &trajectory.steps[k - 1].state;
+                let truth = trace_lang::state_text(&trajectory.steps[k].state, Some(previous)).unwrap();
+                assert!(
+                    bounds.admits(&truth),
+                    "{}: {} from {previous:?} refused the real {truth}",
+                    program.name,
+                    action.name()
+                );
+                steps += 1;
+                // A line the program does not have is refused unless nothing is bounded.
+                bounded += usize::from(!bounds.admits("<|line|>100000 0 <module> <|vars|>{}"));
+            }
+        }
+    }
+    assert!(steps >= 5_000, "{steps} steps checked");
+    assert!(bounded * 10 >= steps * 9, "only {bounded} of {steps} steps bounded");
+}
+
 /// A code LLM prompted in context walks a trajectory reusing the cache of the previous
 /// prompt; answering the last step from a cold start gives the same state.
 #[test]
@@ -280,16 +326,17 @@ fn the_in_context_llm_answers_the_same_with_and_without_its_prompt_cache() {
         let prefix = eval::prefix(&walk, k);
         let action = walk.steps[k].action.unwrap();
         let prompt = warm.prompt(&prefix, action, &sampling).unwrap();
-        let previous = &walk.steps[k - 1].state;
-        answers.push(warm.predict(&prompt, Some(previous), &sampling, &mut |_| {}).unwrap());
+        answers.push(
+            warm.predict(&prompt, &Guide::after(&prefix, action), &sampling, &mut |_| {})
+                .unwrap(),
+        );
     }
     let last = walk.steps.len() - 1;
     let mut cold = InContextDebugger::load(&path, &candle_core::Device::Cpu).unwrap();
-    let prompt = cold
-        .prompt(&eval::prefix(&walk, last), walk.steps[last].action.unwrap(), &sampling)
-        .unwrap();
+    let (prefix, action) = (eval::prefix(&walk, last), walk.steps[last].action.unwrap());
+    let prompt = cold.prompt(&prefix, action, &sampling).unwrap();
     let fresh = cold
-        .predict(&prompt, Some(&walk.steps[last - 1].state), &sampling, &mut |_| {})
+        .predict(&prompt, &Guide::after(&prefix, action), &sampling, &mut |_| {})
         .unwrap();
     let cached = answers.last().unwrap();
     assert!(cached.state.is_ok(), "every answer parses: {cached:?}");

@@ -14,7 +14,7 @@ use super::cruxeval::{self, Checker, CruxEvalOptions, Rollout, Suite};
 use super::dedup::Reference;
 use super::device::{self, DeviceChoice};
 use super::eval;
-use super::infer::{Engine, NeuralDebugger, Sampling};
+use super::infer::{Engine, Guide, NeuralDebugger, Sampling};
 use super::policy::Policy;
 use super::real_bench;
 use super::real_code::{Arguments, Harvest};
@@ -138,6 +138,10 @@ pub struct SamplingArgs {
     /// Where the model runs.
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
+    /// Decode under the trace language's grammar alone, without what the code and the
+    /// action allow (lines, frames, names, depths): to measure what those bounds add.
+    #[arg(long)]
+    pub grammar_only: bool,
 }
 
 impl SamplingArgs {
@@ -147,6 +151,7 @@ impl SamplingArgs {
             top_p: self.top_p,
             seed: self.sample_seed,
             max_tokens: self.max_tokens,
+            bounded: !self.grammar_only,
         }
     }
 }
@@ -398,8 +403,8 @@ pub fn predict(args: &PredictArgs, tree: &StateTree, code: &str) -> anyhow::Resu
             steps: real.steps[..k].to_vec(),
         };
         let prompt = debugger.prompt(&prefix, action, &args.sampling.sampling())?;
-        let previous = &real.steps[k - 1].state;
-        let prediction = debugger.predict(&prompt, Some(previous), &args.sampling.sampling(), &mut |_| {})?;
+        let guide = Guide::after(&prefix, action);
+        let prediction = debugger.predict(&prompt, &guide, &args.sampling.sampling(), &mut |_| {})?;
         let expected = normalize_state(&real.steps[k].state);
         let (predicted, error, matches, differences) = match &prediction.state {
             Ok(state) => {

@@ -18,7 +18,8 @@ use replayground_shared::trace_lang::{self, Direction, Step, Trajectory, normali
 use replayground_shared::{Action, State, StopKind};
 use serde::Serialize;
 
-use super::infer::{Engine, Sampling};
+use super::bounds::Bounds;
+use super::infer::{Engine, Guide, Sampling};
 
 /// Exact matches out of a count.
 #[derive(Debug, Default, Clone, Copy, Serialize, PartialEq)]
@@ -276,7 +277,11 @@ pub fn next_state(
     let mut overall = Score::default();
     for (i, e) in all.iter().enumerate() {
         let prompt = debugger.prompt(&e.prefix, e.step_action, sampling)?;
-        let prediction = debugger.predict(&prompt, Some(&e.previous), sampling, &mut |_| {})?;
+        let guide = Guide {
+            previous: Some(&e.previous),
+            bounds: Bounds::after(&e.prefix, e.step_action),
+        };
+        let prediction = debugger.predict(&prompt, &guide, sampling, &mut |_| {})?;
         report.tokens_generated += prediction.tokens;
         let predicted = prediction.state.as_ref().ok().map(normalize_state);
         report.fields.add(predicted.as_ref(), &e.expected);

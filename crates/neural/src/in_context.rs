@@ -16,12 +16,12 @@ use candle_core::Device;
 use replayground_llm::catalogue::{self, CATALOGUE, CataloguedModel};
 use replayground_llm::model::KvCache;
 use replayground_llm::{ChatMessage, LocalLlm, PREFILL_CHUNK, chat_prompt};
+use replayground_shared::Action;
 use replayground_shared::trace_lang::{self, Trajectory};
-use replayground_shared::{Action, State};
 use tokenizers::Tokenizer;
 
 use super::infer::{
-    AddedTokens, Engine, Prediction, PromptFrame, Sampling, decode_state_line, fitted_prompt, numbered_listing,
+    AddedTokens, Engine, Guide, Prediction, PromptFrame, Sampling, decode_state_line, fitted_prompt, numbered_listing,
     token_bytes,
 };
 
@@ -47,7 +47,7 @@ breakpoint). After <|inverse|>, the states run backwards and reverse actions lea
 previous state.\n\
 Three traces written by the real tracer:";
 
-const EXAMPLES: [&str; 3] = [
+pub(crate) const EXAMPLES: [&str; 3] = [
     include_str!("examples/forward.trace"),
     include_str!("examples/breakpoint.trace"),
     include_str!("examples/inverse.trace"),
@@ -199,7 +199,7 @@ impl Engine for InContextDebugger {
     fn predict(
         &mut self,
         prompt: &str,
-        previous: Option<&State>,
+        guide: &Guide<'_>,
         sampling: &Sampling,
         on_text: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Prediction> {
@@ -218,7 +218,7 @@ impl Engine for InContextDebugger {
             first,
             &mut |token| Ok(model.forward(&[token], &mut cache)?.flatten_all()?.to_vec1::<f32>()?),
             &self.token_bytes,
-            previous,
+            guide,
             sampling,
             budget,
             on_text,

@@ -22,6 +22,7 @@ use replayground_shared::trace_lang::{self, StateLineMachine, Trajectory, normal
 use replayground_shared::{Action, State};
 use tokenizers::Tokenizer;
 
+use super::bounds::Bounds;
 use super::model::{Qwen2Checkpoint, Qwen2Config};
 
 /// How to pick tokens.
@@ -33,6 +34,9 @@ pub struct Sampling {
     pub seed: u64,
     /// A state line longer than this is cut and counted as a parse failure.
     pub max_tokens: usize,
+    /// Whether the code's and the action's [`Bounds`] apply besides the grammar (off
+    /// only to measure what they add).
+    pub bounded: bool,
 }
 
 impl Default for Sampling {
@@ -42,6 +46,7 @@ impl Default for Sampling {
             top_p: None,
             seed: 0,
             max_tokens: 256,
+            bounded: true,
         }
     }
 }
@@ -53,6 +58,32 @@ pub struct Prediction {
     /// The parsed state, or why the line did not parse.
     pub state: Result<State, String>,
     pub tokens: usize,
+}
+
+/// What an answer is decoded against: the state it follows (which resolves `..`) and
+/// what the code and the action allow ([`Bounds`]).
+#[derive(Debug, Clone)]
+pub struct Guide<'a> {
+    pub previous: Option<&'a State>,
+    pub bounds: Bounds,
+}
+
+impl<'a> Guide<'a> {
+    /// The guide for the state `action` leads to from the end of `prefix`.
+    pub fn after(prefix: &'a Trajectory, action: Action) -> Self {
+        Self {
+            previous: prefix.steps.last().map(|s| &s.state),
+            bounds: Bounds::after(prefix, action),
+        }
+    }
+
+    /// Only the grammar and `previous`: for a caller that knows neither code nor action.
+    pub fn unbounded(previous: Option<&'a State>) -> Self {
+        Self {
+            previous,
+            bounds: Bounds::none(),
+        }
+    }
 }
 
 /// One of k sampled answers (a previous state, or a call whose arguments are the
@@ -232,11 +263,11 @@ impl Engine for NeuralDebugger {
     fn predict(
         &mut self,
         prompt: &str,
-        previous: Option<&State>,
+        guide: &Guide<'_>,
         sampling: &Sampling,
         on_text: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Prediction> {
-        let (first, budget, mut position) = self.read_prompt(prompt, previous, sampling)?;
+        let (first, budget, mut position) = self.read_prompt(prompt, guide.previous, sampling)?;
         let (model, device) = (&mut self.model, &self.device);
         decode_state_line(
             first,
@@ -247,7 +278,7 @@ impl Engine for NeuralDebugger {
                 logits
             },
             &self.token_bytes,
-            previous,
+            guide,
             sampling,
             budget,
             on_text,
@@ -290,11 +321,11 @@ pub trait Engine: Send {
     fn prompt(&self, prefix: &Trajectory, action: Action, sampling: &Sampling) -> anyhow::Result<String>;
 
     /// Generates the state line that follows `prompt` (made by [`Engine::prompt`]),
-    /// streaming each piece of text to `on_text`. `previous` resolves `..`.
+    /// streaming each piece of text to `on_text`, within `guide`'s bounds.
     fn predict(
         &mut self,
         prompt: &str,
-        previous: Option<&State>,
+        guide: &Guide<'_>,
         sampling: &Sampling,
         on_text: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Prediction>;
@@ -303,7 +334,7 @@ pub trait Engine: Send {
     fn sample(
         &mut self,
         prompt: &str,
-        previous: Option<&State>,
+        guide: &Guide<'_>,
         sampling: &Sampling,
         k: usize,
     ) -> anyhow::Result<Vec<Candidate>> {
@@ -312,7 +343,7 @@ pub trait Engine: Send {
                 let seed = sampling.seed.wrapping_add(i);
                 let one = Sampling { seed, ..*sampling };
                 Ok(Candidate::from_prediction(
-                    self.predict(prompt, previous, &one, &mut |_| {})?,
+                    self.predict(prompt, guide, &one, &mut |_| {})?,
                     seed,
                 ))
             })
@@ -334,8 +365,7 @@ pub trait Engine: Send {
             "sampling previous states needs a trajectory written backwards (Direction::Inverse)"
         );
         let prompt = self.prompt(inverse, action, sampling)?;
-        let later = inverse.steps.last().map(|s| s.state.clone());
-        self.sample(&prompt, later.as_ref(), sampling, k)
+        self.sample(&prompt, &Guide::after(inverse, action), sampling, k)
     }
 }
 
@@ -411,11 +441,12 @@ pub(crate) fn decode_state_line(
     first: Vec<f32>,
     next: &mut dyn FnMut(u32) -> anyhow::Result<Vec<f32>>,
     token_bytes: &[Vec<u8>],
-    previous: Option<&State>,
+    guide: &Guide<'_>,
     sampling: &Sampling,
     budget: usize,
     on_text: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Prediction> {
+    let previous = guide.previous;
     let mut processor = (sampling.temperature > 0.0).then(|| {
         LogitsProcessor::from_sampling(
             sampling.seed,
@@ -431,6 +462,8 @@ pub(crate) fn decode_state_line(
         )
     });
     let mut machine = StateLineMachine::new();
+    let unbounded = Bounds::none();
+    let mut scan = if sampling.bounded { &guide.bounds } else { &unbounded }.scan();
     let unchanged = UnchangedGuard::new(previous);
     let mut bytes = Vec::new();
     let mut produced = 0;
@@ -439,7 +472,10 @@ pub(crate) fn decode_state_line(
         let allowed = |id: usize| {
             let piece = token_bytes.get(id).map_or(&[][..], Vec::as_slice);
             let mut probe = machine.clone();
-            !piece.is_empty() && probe.feed(piece) && !(piece.contains(&b'.') && unchanged.breaks(&bytes, piece))
+            !piece.is_empty()
+                && probe.feed(piece)
+                && scan.clone().feed(piece)
+                && !(piece.contains(&b'.') && unchanged.breaks(&bytes, piece))
         };
         let chosen = match processor.as_mut() {
             None => best_allowed(&logits, allowed),
@@ -460,6 +496,7 @@ pub(crate) fn decode_state_line(
         let Some(token) = chosen else { break };
         let piece = &token_bytes[token as usize];
         machine.feed(piece);
+        scan.feed(piece);
         bytes.extend_from_slice(piece);
         on_text(&String::from_utf8_lossy(piece));
         produced += 1;

@@ -3,6 +3,7 @@
 //! that answer debugger actions (that model, or a code LLM prompted in context), the
 //! service the server and the agent share, and the benchmarks that score them.
 
+pub mod bounds;
 pub mod commands;
 pub mod corpus;
 pub mod cruxeval;

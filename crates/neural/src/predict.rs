@@ -11,7 +11,8 @@ use replayground_shared::{Action, Outcome, State, StateTree, Stop, StopKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::infer::{Engine, Sampling};
+use crate::bounds::Bounds;
+use crate::infer::{Engine, Guide, Sampling};
 use crate::service::LoadedModel;
 
 /// Tokens kept free for the answer: a prompt longer than the context minus this is shortened.
@@ -47,12 +48,21 @@ pub struct Prepared {
     prompt: String,
     /// Resolves `..` in the answer: the stop the action starts from.
     from: State,
+    /// What the code, the action and the breakpoints allow the answer to be.
+    bounds: Bounds,
     /// The real state the action leads to, normalised as the trace language writes it.
     actual: State,
     max_tokens: usize,
 }
 
 impl Prepared {
+    fn guide(&self) -> Guide<'_> {
+        Guide {
+            previous: Some(&self.from),
+            bounds: self.bounds.clone(),
+        }
+    }
+
     /// The real state the action leads to.
     pub fn actual(&self) -> &State {
         &self.actual
@@ -138,6 +148,17 @@ pub fn prepare(
     Ok(Prepared {
         prompt: format!("{preamble}{prompt}"),
         from: tree.state(at),
+        bounds: Bounds::new(
+            code,
+            Some(&tree.state(at)),
+            if question.action.is_reverse() {
+                Direction::Inverse
+            } else {
+                Direction::Forward
+            },
+            question.action,
+            &question.breakpoints,
+        ),
         actual: normalize_state(&tree.state(next)),
         max_tokens: MAX_ANSWER_TOKENS.min(model.context - prompt_tokens),
         at,
@@ -280,9 +301,10 @@ pub fn generate(
             top_p: Some(SAMPLE_TOP_P),
             seed: u64::from(sample),
             max_tokens: prepared.max_tokens,
+            bounded: true,
         };
         let started = Instant::now();
-        let answer = debugger.predict(&prepared.prompt, Some(&prepared.from), &sampling, &mut |text| {
+        let answer = debugger.predict(&prepared.prompt, &prepared.guide(), &sampling, &mut |text| {
             // A closed channel means the job is over; the answer is then dropped.
             let _ = tokens.blocking_send((sample, text.to_owned()));
         })?;

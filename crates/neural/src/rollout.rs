@@ -7,7 +7,7 @@
 use replayground_shared::trace_lang::{Direction, Step, Trajectory};
 use replayground_shared::{Action, State, StopKind, Vars};
 
-use super::infer::{Engine, Sampling};
+use super::infer::{Engine, Guide, Sampling};
 
 /// Where a rollout stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,8 +73,12 @@ pub fn roll_out(
     };
     for _ in 0..max_steps {
         let prompt = debugger.prompt(&trajectory, Action::StepOver, sampling)?;
-        let previous = trajectory.steps.last().map(|s| s.state.clone());
-        let prediction = debugger.predict(&prompt, previous.as_ref(), sampling, &mut |_| {})?;
+        let prediction = debugger.predict(
+            &prompt,
+            &Guide::after(&trajectory, Action::StepOver),
+            sampling,
+            &mut |_| {},
+        )?;
         let state = match prediction.state {
             Ok(state) => state,
             Err(why) => return Ok(finish(trajectory, RolloutEnd::Unparsable(why))),

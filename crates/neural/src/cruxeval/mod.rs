@@ -26,7 +26,7 @@ use replayground_shared::{Action, State, StateTree, StopKind};
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinSet;
 
-use super::infer::{Candidate, Engine, Sampling};
+use super::infer::{Candidate, Engine, Guide, Sampling};
 use replayground_exec::runner::Tracer;
 
 mod checker;
@@ -363,8 +363,7 @@ fn predict_one(
     counts: &mut Counts,
 ) -> anyhow::Result<Option<State>> {
     let prompt = debugger.prompt(prefix, action, sampling)?;
-    let previous = prefix.steps.last().map(|s| s.state.clone());
-    let mut candidate: Vec<Candidate> = debugger.sample(&prompt, previous.as_ref(), sampling, 1)?;
+    let mut candidate: Vec<Candidate> = debugger.sample(&prompt, &Guide::after(prefix, action), sampling, 1)?;
     let candidate = candidate.pop().expect("one sample asked for");
     counts.tokens += debugger.count_tokens(&candidate.text)?;
     tracing::debug!(prompt_tail = %prompt.chars().rev().take(300).collect::<String>().chars().rev().collect::<String>(), text = %candidate.text, error = ?candidate.error, "sample");

@@ -1,0 +1,378 @@
+//! Where a frame's next line event can be, read from the code's blocks (no run).
+//!
+//! After a line runs, the same frame's next line event is the next statement of its block,
+//! or what the block's end leads to (a loop's header, the statement after an `if`, an
+//! `else` or `finally` body, a `with` line on exit); a compound header leads into one of
+//! its bodies or past them; `break`, `continue` and `return` leave through the enclosing
+//! loops, `finally` bodies and `with` lines. Every line of the statement itself stays
+//! possible (a statement written over several lines fires on several). Whatever the
+//! blocks cannot tell (a `match`, a line between clauses) is `None`: not bounded.
+
+use std::collections::BTreeSet;
+
+use tree_sitter::Node;
+
+use super::line_of;
+
+/// Lines, or `None` when the code cannot tell.
+type Lines = Option<BTreeSet<u32>>;
+
+fn union(a: Lines, b: Lines) -> Lines {
+    let mut a = a?;
+    a.extend(b?);
+    Some(a)
+}
+
+fn span(node: Node<'_>) -> BTreeSet<u32> {
+    (line_of(node.start_position().row)..=line_of(node.end_position().row)).collect()
+}
+
+/// The lines of a statement or header that can fire again after one of them: all of
+/// them when it is written over several lines, none when it is one line.
+fn again(lines: BTreeSet<u32>) -> Lines {
+    Some(if lines.len() > 1 { lines } else { BTreeSet::new() })
+}
+
+fn is_statement(node: Node<'_>) -> bool {
+    let kind = node.kind();
+    node.is_named()
+        && (kind.ends_with("_statement")
+            || matches!(
+                kind,
+                "function_definition" | "class_definition" | "decorated_definition"
+            ))
+}
+
+fn statements(block: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = block.walk();
+    block.named_children(&mut cursor).filter(|n| is_statement(*n)).collect()
+}
+
+fn field<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
+    node.child_by_field_name(name)
+}
+
+/// The child clauses of `node` of `kind`, in order.
+fn clauses<'t>(node: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|n| kinds.contains(&n.kind()))
+        .collect()
+}
+
+/// The block a clause (`else`, `except`, `finally`) holds.
+fn clause_block(clause: Node<'_>) -> Option<Node<'_>> {
+    field(clause, "body")
+        .or_else(|| field(clause, "consequence"))
+        .or_else(|| clauses(clause, &["block"]).into_iter().next())
+}
+
+/// A compound statement's header: from its first line to the line before its body.
+fn header(statement: Node<'_>, body: Option<Node<'_>>) -> BTreeSet<u32> {
+    let first = line_of(statement.start_position().row);
+    let last = body.map_or(first, |b| line_of(b.start_position().row).saturating_sub(1).max(first));
+    (first..=last).collect()
+}
+
+/// Whether a statement compiles to nothing a line event could fire on.
+fn is_silent(statement: Node<'_>) -> bool {
+    match statement.kind() {
+        "global_statement" | "nonlocal_statement" | "pass_statement" => true,
+        "expression_statement" => {
+            statement.named_child_count() == 1
+                && statement
+                    .named_child(0)
+                    .is_some_and(|e| matches!(e.kind(), "string" | "integer" | "float" | "true" | "false" | "none"))
+        }
+        _ => false,
+    }
+}
+
+/// The first line events of `statement`.
+fn entry(statement: Node<'_>) -> Lines {
+    match statement.kind() {
+        "decorated_definition" => {
+            let definition = field(statement, "definition")?;
+            Some(header(statement, field(definition, "body")))
+        }
+        "function_definition" | "class_definition" => Some(header(statement, field(statement, "body"))),
+        "if_statement" => Some(header(statement, field(statement, "consequence"))),
+        "for_statement" | "while_statement" | "with_statement" => Some(header(statement, field(statement, "body"))),
+        "try_statement" => union(
+            Some(header(statement, field(statement, "body"))),
+            entry_of(field(statement, "body")),
+        ),
+        "match_statement" => None,
+        _ if is_silent(statement) => union(Some(span(statement)), next_of(statement)),
+        _ => Some(span(statement)),
+    }
+}
+
+/// The first line events of a block.
+fn entry_of(block: Option<Node<'_>>) -> Lines {
+    statements(block?).first().copied().map_or(Some(BTreeSet::new()), entry)
+}
+
+/// Where control goes once `statement` completes normally (empty: the frame returns).
+fn next_of(statement: Node<'_>) -> Lines {
+    let block = statement.parent()?;
+    if block.kind() == "decorated_definition" {
+        return next_of(block);
+    }
+    let siblings = statements(block);
+    let at = siblings.iter().position(|s| s.id() == statement.id())?;
+    if let Some(next) = siblings.get(at + 1) {
+        return entry(*next);
+    }
+    if block.kind() == "module" {
+        return Some(BTreeSet::new());
+    }
+    let owner = block.parent()?;
+    match owner.kind() {
+        "function_definition" | "class_definition" => Some(BTreeSet::new()),
+        "for_statement" => Some(header(owner, Some(block))),
+        // `while True:` jumps straight back into its body.
+        "while_statement" => union(Some(header(owner, Some(block))), entry_of(Some(block))),
+        "if_statement" => next_of(owner),
+        "with_statement" => union(Some(header(owner, Some(block))), next_of(owner)),
+        "try_statement" => after_try_part(owner, "else_clause"),
+        "elif_clause" | "else_clause" => {
+            let statement = owner.parent()?;
+            match statement.kind() {
+                "try_statement" => after_try_part(statement, "finally_clause"),
+                _ => next_of(statement),
+            }
+        }
+        "except_clause" | "except_group_clause" => after_try_part(owner.parent()?, "finally_clause"),
+        "finally_clause" => next_of(owner.parent()?),
+        _ => None,
+    }
+}
+
+/// After a `try` statement's body (`from` = `else_clause`) or one of its handlers or its
+/// `else` (`from` = `finally_clause`): its `else`, its `finally`, or what follows it.
+fn after_try_part(try_statement: Node<'_>, from: &str) -> Lines {
+    let order = ["else_clause", "finally_clause"];
+    let start = order.iter().position(|k| *k == from)?;
+    for kind in &order[start..] {
+        if let Some(clause) = clauses(try_statement, &[kind]).first() {
+            return entry_of(clause_block(*clause));
+        }
+    }
+    next_of(try_statement)
+}
+
+/// The `finally` bodies and `with` lines a jump out of `statement` passes, up to the
+/// first ancestor of `until`'s kinds (or the frame's scope).
+fn exits(statement: Node<'_>, until: &[&str]) -> Lines {
+    let mut lines = BTreeSet::new();
+    let mut node = statement;
+    while let Some(parent) = node.parent() {
+        match parent.kind() {
+            kind if until.contains(&kind) => break,
+            "function_definition" | "class_definition" | "lambda" | "module" => break,
+            "try_statement" => {
+                if let Some(clause) = clauses(parent, &["finally_clause"]).first()
+                    && node.kind() != "finally_clause"
+                {
+                    lines.extend(entry_of(clause_block(*clause))?);
+                }
+            }
+            "with_statement" => lines.extend(header(parent, field(parent, "body"))),
+            _ => {}
+        }
+        node = parent;
+    }
+    Some(lines)
+}
+
+/// The nearest loop around `statement` within its frame.
+fn enclosing_loop(statement: Node<'_>) -> Option<Node<'_>> {
+    let mut node = statement.parent()?;
+    loop {
+        match node.kind() {
+            "for_statement" | "while_statement" => return Some(node),
+            "function_definition" | "class_definition" | "lambda" | "module" => return None,
+            _ => node = node.parent()?,
+        }
+    }
+}
+
+/// Where a line event at `line` of a simple statement leads.
+fn after_simple(statement: Node<'_>) -> Lines {
+    let own = again(span(statement));
+    match statement.kind() {
+        "return_statement" | "raise_statement" => union(own, exits(statement, &[])),
+        "break_statement" => {
+            let target = enclosing_loop(statement)?;
+            union(
+                union(own, next_of(target)),
+                exits(statement, &["for_statement", "while_statement"]),
+            )
+        }
+        "continue_statement" => {
+            let target = enclosing_loop(statement)?;
+            let body = field(target, "body");
+            let back = match target.kind() {
+                "while_statement" => union(Some(header(target, body)), entry_of(body)),
+                _ => Some(header(target, body)),
+            };
+            union(
+                union(own, back),
+                exits(statement, &["for_statement", "while_statement"]),
+            )
+        }
+        _ => union(own, next_of(statement)),
+    }
+}
+
+/// Where a line event at `line` of the compound `statement` (in its header) leads.
+fn after_header(statement: Node<'_>, line: u32) -> Lines {
+    let body = field(statement, "body");
+    match statement.kind() {
+        "if_statement" => {
+            let mut parts = vec![(statement, field(statement, "consequence"))];
+            for clause in clauses(statement, &["elif_clause", "else_clause"]) {
+                parts.push((clause, clause_block(clause)));
+            }
+            let k = parts.iter().position(|(p, b)| header(*p, *b).contains(&line))?;
+            let (part, block) = parts[k];
+            if part.kind() == "else_clause" {
+                return None;
+            }
+            let otherwise = match parts.get(k + 1) {
+                Some((next, block)) if next.kind() == "elif_clause" => Some(header(*next, *block)),
+                Some((_, block)) => entry_of(*block),
+                None => next_of(statement),
+            };
+            union(union(again(header(part, block)), entry_of(block)), otherwise)
+        }
+        "for_statement" | "while_statement" => {
+            let otherwise = match clauses(statement, &["else_clause"]).first() {
+                Some(clause) => entry_of(clause_block(*clause)),
+                None => next_of(statement),
+            };
+            union(union(again(header(statement, body)), entry_of(body)), otherwise)
+        }
+        "with_statement" | "try_statement" => union(again(header(statement, body)), entry_of(body)),
+        "function_definition" | "class_definition" | "decorated_definition" => {
+            union(again(header_of(statement)), next_of(statement))
+        }
+        _ => None,
+    }
+}
+
+/// The statements whose lines hold `line`, outermost first.
+fn statements_at(root: Node<'_>, line: u32) -> Vec<Node<'_>> {
+    let mut chain = Vec::new();
+    let mut node = root;
+    'descend: loop {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if span(child).contains(&line) {
+                if is_statement(child) {
+                    chain.push(child);
+                }
+                node = child;
+                continue 'descend;
+            }
+        }
+        return chain;
+    }
+}
+
+fn is_compound(statement: Node<'_>) -> bool {
+    matches!(
+        statement.kind(),
+        "if_statement"
+            | "for_statement"
+            | "while_statement"
+            | "with_statement"
+            | "try_statement"
+            | "match_statement"
+            | "function_definition"
+            | "class_definition"
+            | "decorated_definition"
+    )
+}
+
+/// The header lines of a compound statement (a decorated definition's run to its `def`).
+fn header_of(statement: Node<'_>) -> BTreeSet<u32> {
+    let owner = match statement.kind() {
+        "decorated_definition" => field(statement, "definition").unwrap_or(statement),
+        _ => statement,
+    };
+    header(statement, field(owner, "body").or_else(|| field(owner, "consequence")))
+}
+
+/// The name of the frame that runs `statement`: its nearest function or class, or the module.
+fn frame_name(statement: Node<'_>, source: &[u8]) -> String {
+    let mut node = statement;
+    while let Some(parent) = node.parent() {
+        if matches!(parent.kind(), "function_definition" | "class_definition") && node.kind() == "block" {
+            return field(parent, "name")
+                .and_then(|n| n.utf8_text(source).ok())
+                .unwrap_or_default()
+                .to_owned();
+        }
+        if parent.kind() == "lambda" {
+            return "<lambda>".to_owned();
+        }
+        node = parent;
+    }
+    super::MODULE.to_owned()
+}
+
+/// The lines the next line event of the frame `function` can be at, after a line event
+/// at `line` in it.
+pub(super) fn after_line(root: Node<'_>, source: &[u8], function: &str, line: u32) -> Lines {
+    let chain = statements_at(root, line);
+    let deepest = *chain.last()?;
+    if frame_name(deepest, source) != function {
+        return None;
+    }
+    let mut lines = Some(BTreeSet::new());
+    for statement in chain {
+        let deepest = statement.id() == deepest.id();
+        let part = if !is_compound(statement) {
+            after_simple(statement)
+        } else if header_of(statement).contains(&line) || (deepest && statement.kind() == "if_statement") {
+            after_header(statement, line)
+        } else if deepest {
+            // An `except` line, an `else:`, a `finally:`: not bounded.
+            return None;
+        } else {
+            continue;
+        };
+        lines = union(lines, part);
+    }
+    lines
+}
+
+/// The lines the first line event of a call of the function (or class body) starting at
+/// `line` and named `function` can be at.
+pub(super) fn after_call(root: Node<'_>, source: &[u8], function: &str, line: u32) -> Lines {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if matches!(node.kind(), "function_definition" | "class_definition")
+            && field(node, "name").and_then(|n| n.utf8_text(source).ok()) == Some(function)
+        {
+            let outer = node
+                .parent()
+                .filter(|p| p.kind() == "decorated_definition")
+                .unwrap_or(node);
+            if line_of(outer.start_position().row) == line || line_of(node.start_position().row) == line {
+                // A class body first runs its header line (binding `__module__`).
+                let header = if node.kind() == "class_definition" {
+                    header_of(outer)
+                } else {
+                    BTreeSet::new()
+                };
+                return union(Some(header), entry_of(field(node, "body")));
+            }
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    None
+}

@@ -1,0 +1,318 @@
+use replayground_shared::trace_lang::{self, Direction, Step, Trajectory};
+use replayground_shared::{Action, State};
+
+use super::*;
+
+const BANK: &str = "\
+class Account:
+    def __init__(self, owner):
+        self.owner = owner
+        self.balance = 0
+
+    def deposit(self, amount):
+        self.balance += amount
+        return self.balance
+
+
+def squares(n):
+    for i in range(n):
+        yield i * i
+
+
+acct = Account(\"ada\")
+acct.deposit(25)
+total = sum(x for x in squares(3))
+double = lambda v: v * 2
+";
+
+fn state(text: &str, previous: Option<&State>) -> State {
+    trace_lang::parse_state(text, previous).unwrap_or_else(|(_, e)| panic!("{e}: {text}"))
+}
+
+fn trajectory(code: &str, lines: &[(&str, Option<Action>)]) -> Trajectory {
+    let mut steps: Vec<Step> = Vec::new();
+    for (text, action) in lines {
+        let previous = steps.last().map(|s| s.state.clone());
+        steps.push(Step {
+            action: *action,
+            state: state(text, previous.as_ref()),
+        });
+    }
+    Trajectory {
+        code: code.to_owned(),
+        direction: Direction::Forward,
+        steps,
+    }
+}
+
+#[test]
+fn the_code_tells_scopes_lines_and_names() {
+    let facts = CodeFacts::new(BANK).expect("parses");
+    let names: Vec<&str> = facts.scopes.iter().map(|s| s.name.as_str()).collect();
+    for expected in [
+        "<module>",
+        "Account",
+        "__init__",
+        "deposit",
+        "squares",
+        "<genexpr>",
+        "<lambda>",
+    ] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    let deposit = facts.scopes_named("deposit", 7).next().expect("deposit holds line 7");
+    assert_eq!((deposit.first, deposit.last), (6, 8));
+    assert!(deposit.names.contains("amount") && deposit.names.contains("self"));
+    assert!(!deposit.names.contains("owner_name"));
+    assert!(facts.may_be_generator("squares", 12), "squares yields");
+    assert!(!facts.may_be_generator("deposit", 7));
+    assert!(facts.may_be_generator("<genexpr>", 18));
+    let coroutine = CodeFacts::new("async def tick():\n    return 1\n").expect("parses");
+    assert!(
+        coroutine.may_be_generator("tick", 2),
+        "a coroutine resumes like a generator"
+    );
+    assert!(!facts.code_lines.contains(&5), "a blank line holds no code");
+    assert!(facts.code_lines.contains(&16));
+    assert!(facts.names_known);
+    assert!(!CodeFacts::new("from os import *\nx = 1\n").expect("parses").names_known);
+    assert!(CodeFacts::new("def f(:\n").is_none(), "a syntax error bounds nothing");
+}
+
+#[test]
+fn a_state_outside_the_code_is_refused() {
+    let prefix = trajectory(
+        BANK,
+        &[(
+            r#"<|line|>16 0 <module> <|vars|>{"Account":"<class '__main__.Account'>"}"#,
+            None,
+        )],
+    );
+    let bounds = Bounds::after(&prefix, Action::Jump(40));
+    // Line 17 is the module's: no method runs it, and only the module is at depth 0.
+    assert!(bounds.admits(r#"<|line|>17 0 <module> <|vars|>{"Account":"..","acct":"<__main__.Account object>"}"#));
+    assert!(!bounds.admits(r#"<|line|>17 1 deposit <|vars|>{"amount":"25"}"#));
+    assert!(
+        !bounds.admits(r#"<|line|>7 0 deposit <|vars|>{"amount":"25"}"#),
+        "a function at depth 0"
+    );
+    assert!(!bounds.admits(r"<|line|>5 1 deposit <|vars|>{}"), "line 5 is blank");
+    assert!(!bounds.admits(r"<|line|>99 0 <module> <|vars|>{}"), "past the end");
+    assert!(!bounds.admits(r"<|line|>7 1 withdraw <|vars|>{}"), "no such function");
+    assert!(
+        !bounds.admits(r#"<|line|>7 1 deposit <|vars|>{"amount":"25","w":"0.0"}"#),
+        "deposit names no w"
+    );
+    assert!(
+        !bounds.admits(r#"<|line|>7 1 deposit <|vars|>{"amount":"25","amount":"26"}"#),
+        "a name twice"
+    );
+    assert!(bounds.admits(r#"<|line|>7 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#));
+    assert!(bounds.admits(r#"<|call|>18 1 <genexpr> <|vars|>{".0":"<generator object>"}"#));
+    assert!(bounds.admits("<|end|>"));
+    // A frame starts on its first line: a call event elsewhere is refused.
+    assert!(bounds.admits(r#"<|call|>6 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#));
+    assert!(!bounds.admits(r#"<|call|>7 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#));
+    assert!(!bounds.admits(r#"<|call|>6 1 __init__ <|vars|>{}"#));
+    assert!(
+        bounds.admits(r#"<|call|>13 2 squares <|vars|>{"n":"3","i":"0"}"#),
+        "a generator resumes anywhere"
+    );
+    // A prefix is judged as far as it goes: `1` may still become 12, 16 or 17.
+    let mut scan = bounds.scan();
+    assert!(scan.feed(b"<|line|>1"));
+    assert!(!scan.clone().feed(b"5 "), "line 15 is blank");
+    assert!(scan.feed(b"7 0 <mod"));
+}
+
+#[test]
+fn the_action_bounds_the_frame_depth_and_event() {
+    let inside = [
+        (
+            r#"<|line|>17 0 <module> <|vars|>{"acct":"<__main__.Account object>"}"#,
+            None,
+        ),
+        (
+            r#"<|call|>6 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#,
+            Some(Action::StepInto),
+        ),
+        (
+            r#"<|line|>7 1 deposit <|vars|>{"self":"..","amount":".."}"#,
+            Some(Action::StepInto),
+        ),
+    ];
+    let prefix = trajectory(BANK, &inside);
+    let over = Bounds::after(&prefix, Action::StepOver);
+    assert!(over.admits(r#"<|line|>8 1 deposit <|vars|>{"self":"..","amount":".."}"#));
+    assert!(
+        !over.admits(r#"<|line|>17 0 <module> <|vars|>{"acct":".."}"#),
+        "next stays in deposit"
+    );
+    assert!(!over.admits(r"<|call|>2 2 __init__ <|vars|>{}"));
+    assert!(over.admits("<|end|>"), "a run cut by its limits ends anywhere");
+    let out = Bounds::after(&prefix, Action::StepReturn);
+    assert!(out.admits(r#"<|return|>8 1 deposit <|vars|>{"self":"..","amount":".."} <|value|>"25""#));
+    assert!(
+        !out.admits(r#"<|line|>8 1 deposit <|vars|>{"self":"..","amount":".."}"#),
+        "return stops at the return"
+    );
+    let into = Bounds::after(&trajectory(BANK, &inside[..1]), Action::StepInto);
+    assert!(into.admits(r#"<|call|>6 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#));
+    assert!(
+        !into.admits(r#"<|line|>7 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#),
+        "a deeper frame starts with its call event"
+    );
+    let mut with_break = inside.to_vec();
+    with_break[2].1 = Some(Action::Breakpoint(7));
+    let cont = Bounds::after(&trajectory(BANK, &with_break), Action::Continue);
+    assert!(cont.admits(r#"<|line|>7 1 deposit <|vars|>{"self":"..","amount":".."}"#));
+    assert!(
+        !cont.admits(r#"<|line|>8 1 deposit <|vars|>{"self":"..","amount":".."}"#),
+        "no breakpoint at 8"
+    );
+    let over = Bounds::after(&trajectory(BANK, &with_break), Action::StepOver);
+    assert!(
+        over.admits(r#"<|line|>7 2 deposit <|vars|>{"self":"<__main__.Account object>","amount":"30"}"#),
+        "a breakpoint stops a step in any frame"
+    );
+    assert!(!over.admits(r#"<|line|>3 2 __init__ <|vars|>{"self":"<__main__.Account object>"}"#));
+}
+
+#[test]
+fn a_generator_step_is_not_bounded_to_its_frame() {
+    let prefix = trajectory(
+        BANK,
+        &[
+            (r"<|line|>18 0 <module> <|vars|>{}", None),
+            (r#"<|line|>12 2 squares <|vars|>{"n":"3"}"#, Some(Action::Jump(9))),
+        ],
+    );
+    let over = Bounds::after(&prefix, Action::StepOver);
+    assert!(over.admits(r#"<|line|>18 1 <genexpr> <|vars|>{".0":"<generator object>","x":"0"}"#));
+}
+
+const FLOW: &str = "\
+def total(xs):
+    s = 0
+    for x in xs:
+        if x < 0:
+            continue
+        elif x > 100:
+            break
+        else:
+            s += x
+    else:
+        s += 1
+    return s
+
+
+def safe(a, b):
+    try:
+        q = a / b
+    except ZeroDivisionError:
+        q = None
+    finally:
+        print(\"done\")
+    return q
+
+
+n = total([1, 2])
+while n:
+    n -= 1
+print(safe(1, 0))
+";
+
+#[test]
+fn the_blocks_tell_where_a_frame_goes_next() {
+    let facts = CodeFacts::new(FLOW).expect("parses");
+    let next = |event: &str, line: u32, function: &str| {
+        let from = state(&format!("<|{event}|>{line} 1 {function} <|vars|>{{}}"), None);
+        facts
+            .next_lines(&from)
+            .map(|lines| lines.into_iter().collect::<Vec<u32>>())
+    };
+    let at = |line, function| next("line", line, function);
+    // A `def` line leads to the statement after the whole function.
+    assert_eq!(at(1, "<module>"), Some(vec![15]));
+    assert_eq!(next("call", 1, "total"), Some(vec![2]));
+    assert_eq!(at(2, "total"), Some(vec![3]));
+    // A loop header: its body, or its `else` once it runs out.
+    assert_eq!(at(3, "total"), Some(vec![4, 11]));
+    // An `if` goes into its body or on to the `elif`; the `elif` to its body or the `else`.
+    assert_eq!(at(4, "total"), Some(vec![5, 6]));
+    assert_eq!(at(6, "total"), Some(vec![7, 9]));
+    assert_eq!(at(5, "total"), Some(vec![3]), "continue: back to the header");
+    assert_eq!(at(7, "total"), Some(vec![12]), "break: past the loop and its else");
+    assert_eq!(at(9, "total"), Some(vec![3]), "the end of the body: the header");
+    assert_eq!(at(11, "total"), Some(vec![12]));
+    assert_eq!(at(12, "total"), Some(vec![]), "return: no line of this frame follows");
+    assert_eq!(at(16, "safe"), Some(vec![17]));
+    assert_eq!(at(17, "safe"), Some(vec![21]), "no exception: on to finally");
+    assert_eq!(at(19, "safe"), Some(vec![21]));
+    assert_eq!(at(21, "safe"), Some(vec![22]));
+    assert_eq!(at(18, "safe"), None, "where an exception lands is not bounded");
+    assert_eq!(at(26, "<module>"), Some(vec![27, 28]));
+    assert_eq!(at(27, "<module>"), Some(vec![26, 27]), "`while True` skips its header");
+    let multi = CodeFacts::new("total = sum(\n    [1, 2],\n)\nprint(total)\n").expect("parses");
+    let from = state("<|line|>1 0 <module> <|vars|>{}", None);
+    assert_eq!(
+        multi.next_lines(&from).map(|l| l.into_iter().collect::<Vec<u32>>()),
+        Some(vec![1, 2, 3, 4]),
+        "a statement over three lines may fire on each"
+    );
+    assert_eq!(at(28, "<module>"), Some(vec![]));
+    assert_eq!(at(2, "safe"), None, "line 2 is not safe's");
+}
+
+#[test]
+fn a_step_over_a_def_lands_after_its_body() {
+    let prefix = trajectory(FLOW, &[("<|line|>1 0 <module> <|vars|>{}", None)]);
+    let over = Bounds::after(&prefix, Action::StepOver);
+    assert!(over.admits(r#"<|line|>15 0 <module> <|vars|>{"total":"<function total>"}"#));
+    assert!(!over.admits(r#"<|line|>2 0 <module> <|vars|>{"total":"<function total>"}"#));
+    assert!(!over.admits(r#"<|line|>2 1 total <|vars|>{"xs":"[]"}"#));
+}
+
+#[test]
+fn a_class_body_may_hold_names_its_metaclass_gives() {
+    let code = "from enum import Enum\n\n\nclass Colour(Enum):\n    RED = 1\n";
+    let prefix = trajectory(
+        code,
+        &[(r#"<|line|>4 0 <module> <|vars|>{"Enum":"<enum 'Enum'>"}"#, None)],
+    );
+    let into = Bounds::after(&prefix, Action::StepInto);
+    assert!(
+        into.admits(r#"<|call|>4 1 Colour <|vars|>{"_generate_next_value_":"<function Enum._generate_next_value_>"}"#)
+    );
+}
+
+#[test]
+fn every_state_of_the_worked_examples_is_admitted() {
+    for text in crate::in_context::EXAMPLES {
+        let trajectory = trace_lang::parse(text).expect("valid");
+        assert_every_step_admitted(&trajectory);
+    }
+}
+
+/// Every step of `trajectory` keeps to the bounds its prefix and action give.
+fn assert_every_step_admitted(trajectory: &Trajectory) {
+    for k in 1..trajectory.steps.len() {
+        let Some(action) = trajectory.steps[k].action else {
+            continue;
+        };
+        let prefix = Trajectory {
+            steps: trajectory.steps[..k].to_vec(),
+            ..trajectory.clone()
+        };
+        let bounds = Bounds::after(&prefix, action);
+        let previous = &trajectory.steps[k - 1].state;
+        let text = trace_lang::state_text(&trajectory.steps[k].state, Some(previous)).expect("writes");
+        assert!(
+            bounds.admits(&text),
+            "step {k} ({}) refused: {text}\nafter {:?}\n{}",
+            action.name(),
+            previous,
+            trajectory.code
+        );
+    }
+}
