@@ -71,6 +71,13 @@ pub struct CodeFacts {
     code_lines: BTreeSet<u32>,
     /// Whether a frame's names are bounded by its scope's identifiers.
     names_known: bool,
+    /// Whether a frame, once it shows a name, shows it from then on: no `del`, no
+    /// `except ... as` (whose name Python unbinds), nothing that binds names dynamically.
+    names_kept: bool,
+    /// The identifiers written on each line.
+    names_by_line: std::collections::BTreeMap<u32, Vec<String>>,
+    /// Names a `global` or `nonlocal` statement lets another frame bind.
+    declared: HashSet<String>,
     tree: tree_sitter::Tree,
     source: String,
 }
@@ -105,13 +112,27 @@ impl CodeFacts {
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
+        let names_kept = names_known && !unbinds(root);
+        let (names_by_line, declared) = identifiers(root, source);
         Some(Self {
             scopes,
             code_lines,
             names_known,
+            names_kept,
+            names_by_line,
+            declared,
             tree,
             source: code.to_owned(),
         })
+    }
+
+    /// The names a frame can newly show at its next event after a line event at `line`:
+    /// those the statement there writes, and those other frames may bind in it
+    /// (`global`, `nonlocal`).
+    fn fresh_names(&self, line: u32) -> Option<HashSet<Vec<u8>>> {
+        let lines = flow::ran_lines(self.tree.root_node(), line)?;
+        let written = lines.iter().filter_map(|l| self.names_by_line.get(l)).flatten();
+        Some(written.chain(&self.declared).map(|n| n.as_bytes().to_vec()).collect())
     }
 
     /// The lines the same frame's next line event can be at after `from` (a line or
@@ -209,6 +230,49 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
             }
         }
     }
+}
+
+/// The identifiers on each line, and the names `global` and `nonlocal` statements declare.
+fn identifiers(root: Node<'_>, source: &[u8]) -> (std::collections::BTreeMap<u32, Vec<String>>, HashSet<String>) {
+    let mut by_line: std::collections::BTreeMap<u32, Vec<String>> = std::collections::BTreeMap::new();
+    let mut declared = HashSet::new();
+    let mut stack = vec![(root, false)];
+    while let Some((node, in_declaration)) = stack.pop() {
+        if node.kind() == "identifier" {
+            let text = node.utf8_text(source).unwrap_or_default().to_owned();
+            if in_declaration {
+                declared.insert(text.clone());
+            }
+            by_line
+                .entry(line_of(node.start_position().row))
+                .or_default()
+                .push(text);
+        }
+        let declaration = in_declaration || matches!(node.kind(), "global_statement" | "nonlocal_statement");
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor).map(|c| (c, declaration)));
+    }
+    (by_line, declared)
+}
+
+/// Whether the program unbinds a name: `del`, or an `except ... as NAME` handler.
+fn unbinds(root: Node<'_>) -> bool {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let named_handler = || {
+            let mut cursor = node.walk();
+            let found = node
+                .children(&mut cursor)
+                .any(|c| matches!(c.kind(), "as" | "as_pattern"));
+            found || node.child_by_field_name("alias").is_some()
+        };
+        if node.kind() == "delete_statement" || (node.kind().starts_with("except") && named_handler()) {
+            return true;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    false
 }
 
 fn line_of(row: usize) -> u32 {
@@ -324,6 +388,38 @@ impl Shape {
 pub struct Bounds {
     facts: Option<CodeFacts>,
     shapes: Vec<Shape>,
+    kept: Vec<Kept>,
+}
+
+/// Names a frame showed before and must show again, in the same order.
+#[derive(Debug, Clone)]
+struct Kept {
+    depth: u32,
+    function: String,
+    names: Vec<Vec<u8>>,
+    /// New names come only after all of these: the module's globals are a dict, which
+    /// keeps insertion order (a function's locals keep the code's order instead).
+    appended: bool,
+    /// When the answer is the frame's next event after a line event: the only names it
+    /// can show besides these.
+    fresh: Option<HashSet<Vec<u8>>>,
+}
+
+impl Kept {
+    fn of(state: &State, appended: bool) -> Option<Self> {
+        let vars = if state.depth == Some(0) {
+            &state.globals
+        } else {
+            &state.locals
+        };
+        Some(Self {
+            depth: state.depth?,
+            function: state.function.clone()?,
+            names: vars.as_ref()?.0.iter().map(|(n, _)| n.as_bytes().to_vec()).collect(),
+            appended,
+            fresh: None,
+        })
+    }
 }
 
 impl Bounds {
@@ -332,6 +428,7 @@ impl Bounds {
         Self {
             facts: None,
             shapes: vec![Shape::anywhere()],
+            kept: Vec::new(),
         }
     }
 
@@ -347,7 +444,29 @@ impl Bounds {
             })
             .collect();
         let from = prefix.steps.last().map(|s| &s.state);
-        Self::new(&prefix.code, from, prefix.direction, action, &set)
+        let mut bounds = Self::new(&prefix.code, from, prefix.direction, action, &set);
+        // The module runs once: every later state at depth 0 shows its names so far.
+        let module = prefix.steps.iter().rposition(|s| s.state.depth == Some(0));
+        if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction))
+            && let Some(mut kept) = Kept::of(&prefix.steps[m].state, true)
+        {
+            // Steps that stop at every module event since: the answer, if at the module,
+            // is its next event, so only the statement that ran can add names.
+            let later: Vec<Action> = prefix.steps[m + 1..]
+                .iter()
+                .filter_map(|s| s.action)
+                .chain([action])
+                .collect();
+            let next_event = set.is_empty()
+                && matches!(later.first(), Some(Action::StepInto | Action::StepOver))
+                && later
+                    .iter()
+                    .all(|a| matches!(a, Action::StepInto | Action::StepOver | Action::StepReturn));
+            kept.fresh = bounds.fresh_after(&prefix.steps[m].state, next_event);
+            bounds.kept.retain(|k| k.depth != 0);
+            bounds.kept.push(kept);
+        }
+        bounds
     }
 
     /// The bounds on the state `action` leads to from `from` in a run of `code` with
@@ -364,7 +483,56 @@ impl Bounds {
             (Some(from), Some(facts)) => shapes(direction, from, action, breakpoints, facts),
             _ => vec![Shape::anywhere()],
         };
-        Self { facts, shapes }
+        let mut bounds = Self {
+            facts,
+            shapes,
+            kept: Vec::new(),
+        };
+        if let Some(from) = from.filter(|_| bounds.keeps_names(direction)) {
+            let generator = from.function.as_deref().zip(from.line).is_none_or(|(f, line)| {
+                bounds
+                    .facts
+                    .as_ref()
+                    .is_none_or(|facts| facts.may_be_generator(f, line))
+            });
+            // The same activation goes on: a step that stays in this frame unless it
+            // returns, with no breakpoint that could stop in another activation.
+            let same_activation = breakpoints.is_empty()
+                && from.event != StopKind::Return
+                && match action {
+                    Action::StepInto => true,
+                    Action::StepOver | Action::StepReturn => !generator,
+                    _ => false,
+                };
+            let module = from.depth == Some(0);
+            if (module || same_activation)
+                && let Some(mut kept) = Kept::of(from, module)
+            {
+                let next_event = breakpoints.is_empty() && matches!(action, Action::StepInto | Action::StepOver);
+                kept.fresh = bounds.fresh_after(from, next_event);
+                bounds.kept.push(kept);
+            }
+        }
+        bounds
+    }
+
+    /// Whether names shown before bound the answer: forward, in a program that never
+    /// unbinds one.
+    fn keeps_names(&self, direction: Direction) -> bool {
+        direction == Direction::Forward && self.facts.as_ref().is_some_and(|f| f.names_kept)
+    }
+
+    /// The names the frame of `from` can newly show at its next event (`next_event`:
+    /// when the answer is that).
+    fn fresh_after(&self, from: &State, next_event: bool) -> Option<HashSet<Vec<u8>>> {
+        if !next_event || from.event != StopKind::Line {
+            return None;
+        }
+        self.facts.as_ref()?.fresh_names(from.line?)
+    }
+
+    fn kept_for(&self, depth: u32, function: &str) -> Option<&Kept> {
+        self.kept.iter().find(|k| k.depth == depth && k.function == function)
     }
 
     /// A scan of a state line from its first byte.
@@ -378,6 +546,8 @@ impl Bounds {
             depth: 0,
             function: None,
             keys: Vec::new(),
+            kept: None,
+            next_kept: 0,
         }
     }
 
@@ -449,7 +619,7 @@ impl Bounds {
 
     /// Whether a frame of `function` at `line` can show a variable named `key` (so far)
     /// besides the names it already showed (`shown`).
-    fn admits_key(&self, function: &str, line: u32, key: &[u8], shown: &[Vec<u8>], whole: bool) -> bool {
+    fn admits_key(&self, function: &str, line: u32, key: &[u8], taken: &dyn Fn(&[u8]) -> bool, whole: bool) -> bool {
         let Some(facts) = self.facts.as_ref().filter(|f| f.names_known) else {
             return true;
         };
@@ -461,7 +631,7 @@ impl Bounds {
             !s.bounded_names
                 || s.names.iter().any(|n| {
                     let n = n.as_bytes();
-                    (if whole { n == key } else { n.starts_with(key) }) && !shown.iter().any(|k| k == n)
+                    (if whole { n == key } else { n.starts_with(key) }) && !taken(n)
                 })
         })
     }
@@ -564,6 +734,9 @@ pub struct Scan<'b> {
     depth: u32,
     function: Option<String>,
     keys: Vec<Vec<u8>>,
+    /// The names this frame must show again, and how many of them are written.
+    kept: Option<&'b Kept>,
+    next_kept: usize,
 }
 
 impl Scan<'_> {
@@ -619,6 +792,7 @@ impl Scan<'_> {
                         Stage::Function
                     }
                     _ => {
+                        self.kept = bounds.kept_for(self.depth, &text);
                         self.function = Some(text);
                         Stage::BeforeVars
                     }
@@ -634,7 +808,10 @@ impl Scan<'_> {
             Stage::BetweenEntries => {
                 match b {
                     b'"' => self.stage = Stage::Key,
-                    b'}' => self.stage = Stage::Rest,
+                    b'}' => {
+                        self.stage = Stage::Rest;
+                        return self.kept_all();
+                    }
                     _ => {}
                 }
                 true
@@ -642,6 +819,12 @@ impl Scan<'_> {
             Stage::Key if b == b'"' => {
                 let key = std::mem::take(&mut self.word);
                 let admitted = self.key_admitted(&key, true);
+                if self
+                    .kept
+                    .is_some_and(|k| k.names.get(self.next_kept).is_some_and(|due| *due == key))
+                {
+                    self.next_kept += 1;
+                }
                 self.keys.push(key);
                 self.stage = Stage::AfterKey;
                 admitted
@@ -694,12 +877,37 @@ impl Scan<'_> {
     }
 
     fn key_admitted(&self, key: &[u8], whole: bool) -> bool {
-        let fresh = !whole || !self.keys.iter().any(|k| k == key);
-        fresh
+        if whole && self.keys.iter().any(|k| k == key) {
+            return false;
+        }
+        // The next name the frame showed before, or (where new names may come now) a new one.
+        let (due, kept) = match self.kept {
+            Some(kept) => (kept.names.get(self.next_kept), kept.names.as_slice()),
+            None => (None, &[][..]),
+        };
+        if due.is_some_and(|due| if whole { due == key } else { due.starts_with(key) }) {
+            return true;
+        }
+        let new_allowed = self.kept.is_none_or(|k| !k.appended || due.is_none());
+        let taken = |name: &[u8]| self.keys.iter().any(|k| k == name) || kept.iter().any(|k| k == name);
+        let fresh = self.kept.and_then(|k| k.fresh.as_ref());
+        let fresh_admits = fresh.is_none_or(|names| {
+            names
+                .iter()
+                .any(|n| !taken(n) && if whole { n == key } else { n.starts_with(key) })
+        });
+        new_allowed
+            && fresh_admits
+            && (!whole || !taken(key))
             && match &self.function {
-                Some(function) => self.bounds.admits_key(function, self.line, key, &self.keys, whole),
+                Some(function) => self.bounds.admits_key(function, self.line, key, &taken, whole),
                 None => true,
             }
+    }
+
+    /// Whether every name the frame must show again has been written.
+    fn kept_all(&self) -> bool {
+        self.kept.is_none_or(|k| self.next_kept >= k.names.len())
     }
 }
 

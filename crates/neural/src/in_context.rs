@@ -3,8 +3,9 @@
 //! Qwen2.5-Coder has never seen the trace language, so the prompt teaches it: a short
 //! description, three worked examples written by the real tracer (calls and returns;
 //! a breakpoint, `continue` and an exception; a trajectory written backwards), then the
-//! program and its states so far. The answer is decoded under the same grammar as the
-//! from-scratch model's ([`decode_state_line`]), so every finished answer parses.
+//! program and its states so far. The answer is decoded under the same grammar and
+//! bounds as the from-scratch model's ([`decode_state_line`]), so every finished answer
+//! parses and names only lines, frames and variables the program can have.
 //!
 //! A debugging session or an evaluation walks a trajectory forward, so each prompt
 //! extends the one before: the key-value cache of the last prompt is kept, and only the

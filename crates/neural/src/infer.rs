@@ -7,7 +7,8 @@
 //! leave the grammar of a state line ([`StateLineMachine`]) are masked out, so every
 //! answer parses. A `..` (unchanged) value is only allowed for a variable that the
 //! previous state of the same frame has, so every finished line also resolves; a line
-//! cut by the token budget is reported as a parse failure.
+//! cut by the token budget is reported as a parse failure. What the code and the action
+//! allow ([`Bounds`]: lines, frames, names, depths) masks more tokens still.
 //!
 //! Inverse mode samples k candidate previous states ([`NeuralDebugger::sample_previous`])
 //! and [`mark_consistent`] checks each against the real execution.

@@ -29,8 +29,8 @@ fn span(node: Node<'_>) -> BTreeSet<u32> {
 
 /// The lines of a statement or header that can fire again after one of them: all of
 /// them when it is written over several lines, none when it is one line.
-fn again(lines: BTreeSet<u32>) -> Lines {
-    Some(if lines.len() > 1 { lines } else { BTreeSet::new() })
+fn again(lines: BTreeSet<u32>) -> BTreeSet<u32> {
+    if lines.len() > 1 { lines } else { BTreeSet::new() }
 }
 
 fn is_statement(node: Node<'_>) -> bool {
@@ -91,17 +91,14 @@ fn is_silent(statement: Node<'_>) -> bool {
 /// The first line events of `statement`.
 fn entry(statement: Node<'_>) -> Lines {
     match statement.kind() {
-        "decorated_definition" => {
-            let definition = field(statement, "definition")?;
-            Some(header(statement, field(definition, "body")))
-        }
-        "function_definition" | "class_definition" => Some(header(statement, field(statement, "body"))),
-        "if_statement" => Some(header(statement, field(statement, "consequence"))),
-        "for_statement" | "while_statement" | "with_statement" => Some(header(statement, field(statement, "body"))),
-        "try_statement" => union(
-            Some(header(statement, field(statement, "body"))),
-            entry_of(field(statement, "body")),
-        ),
+        "decorated_definition"
+        | "function_definition"
+        | "class_definition"
+        | "if_statement"
+        | "for_statement"
+        | "while_statement"
+        | "with_statement" => Some(header_of(statement)),
+        "try_statement" => union(Some(header_of(statement)), entry_of(field(statement, "body"))),
         "match_statement" => None,
         _ if is_silent(statement) => union(Some(span(statement)), next_of(statement)),
         _ => Some(span(statement)),
@@ -200,7 +197,7 @@ fn enclosing_loop(statement: Node<'_>) -> Option<Node<'_>> {
 
 /// Where a line event at `line` of a simple statement leads.
 fn after_simple(statement: Node<'_>) -> Lines {
-    let own = again(span(statement));
+    let own = Some(again(span(statement)));
     match statement.kind() {
         "return_statement" | "raise_statement" => union(own, exits(statement, &[])),
         "break_statement" => {
@@ -245,18 +242,18 @@ fn after_header(statement: Node<'_>, line: u32) -> Lines {
                 Some((_, block)) => entry_of(*block),
                 None => next_of(statement),
             };
-            union(union(again(header(part, block)), entry_of(block)), otherwise)
+            union(union(Some(again(header(part, block))), entry_of(block)), otherwise)
         }
         "for_statement" | "while_statement" => {
             let otherwise = match clauses(statement, &["else_clause"]).first() {
                 Some(clause) => entry_of(clause_block(*clause)),
                 None => next_of(statement),
             };
-            union(union(again(header(statement, body)), entry_of(body)), otherwise)
+            union(union(Some(again(header(statement, body))), entry_of(body)), otherwise)
         }
-        "with_statement" | "try_statement" => union(again(header(statement, body)), entry_of(body)),
+        "with_statement" | "try_statement" => union(Some(again(header(statement, body))), entry_of(body)),
         "function_definition" | "class_definition" | "decorated_definition" => {
-            union(again(header_of(statement)), next_of(statement))
+            union(Some(again(header_of(statement))), next_of(statement))
         }
         _ => None,
     }
@@ -375,4 +372,15 @@ pub(super) fn after_call(root: Node<'_>, source: &[u8], function: &str, line: u3
         stack.extend(node.named_children(&mut cursor));
     }
     None
+}
+
+/// The lines of what runs between a line event at `line` and its frame's next event: the
+/// statement there, or the header of the compound statement it starts.
+pub(super) fn ran_lines(root: Node<'_>, line: u32) -> Lines {
+    let deepest = *statements_at(root, line).last()?;
+    if !is_compound(deepest) {
+        return Some(span(deepest));
+    }
+    let header = header_of(deepest);
+    header.contains(&line).then_some(header)
 }

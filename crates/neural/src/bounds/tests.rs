@@ -76,6 +76,12 @@ fn the_code_tells_scopes_lines_and_names() {
     assert!(facts.code_lines.contains(&16));
     assert!(facts.names_known);
     assert!(!CodeFacts::new("from os import *\nx = 1\n").expect("parses").names_known);
+    let handler = "try:\n    x = int('a')\nexcept (TypeError, ValueError) as err:\n    x = 0\n";
+    assert!(
+        !CodeFacts::new(handler).expect("parses").names_kept,
+        "`as err` unbinds err"
+    );
+    assert!(CodeFacts::new(BANK).expect("parses").names_kept);
     assert!(CodeFacts::new("def f(:\n").is_none(), "a syntax error bounds nothing");
 }
 
@@ -113,7 +119,7 @@ fn a_state_outside_the_code_is_refused() {
     // A frame starts on its first line: a call event elsewhere is refused.
     assert!(bounds.admits(r#"<|call|>6 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#));
     assert!(!bounds.admits(r#"<|call|>7 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#));
-    assert!(!bounds.admits(r#"<|call|>6 1 __init__ <|vars|>{}"#));
+    assert!(!bounds.admits(r"<|call|>6 1 __init__ <|vars|>{}"));
     assert!(
         bounds.admits(r#"<|call|>13 2 squares <|vars|>{"n":"3","i":"0"}"#),
         "a generator resumes anywhere"
@@ -283,6 +289,80 @@ fn a_class_body_may_hold_names_its_metaclass_gives() {
     let into = Bounds::after(&prefix, Action::StepInto);
     assert!(
         into.admits(r#"<|call|>4 1 Colour <|vars|>{"_generate_next_value_":"<function Enum._generate_next_value_>"}"#)
+    );
+}
+
+#[test]
+fn names_shown_before_are_shown_again_in_their_order() {
+    let code = "a = 1\nb = [a]\nc = a + 1\nprint(a, b, c)\n";
+    let prefix = trajectory(
+        code,
+        &[
+            (r#"<|line|>2 0 <module> <|vars|>{"a":"1"}"#, None),
+            (
+                r#"<|line|>3 0 <module> <|vars|>{"a":"..","b":"[1]"}"#,
+                Some(Action::StepOver),
+            ),
+        ],
+    );
+    let over = Bounds::after(&prefix, Action::StepOver);
+    assert!(over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","b":"[1]","c":"2"}"#));
+    assert!(
+        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","c":"2"}"#),
+        "b dropped"
+    );
+    assert!(
+        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"b":"[1]","a":"1","c":"2"}"#),
+        "order changed"
+    );
+    assert!(
+        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","c":"2","b":"[1]"}"#),
+        "a new name first"
+    );
+    // Only what line 1 writes can be new at the next event.
+    let first = trajectory(code, &[("<|line|>1 0 <module> <|vars|>{}", None)]);
+    let over = Bounds::after(&first, Action::StepOver);
+    assert!(over.admits(r#"<|line|>2 0 <module> <|vars|>{"a":"1"}"#));
+    assert!(
+        !over.admits(r#"<|line|>2 0 <module> <|vars|>{"a":"1","b":"[1]"}"#),
+        "line 2 has not run"
+    );
+    let breakpoint = Bounds::after(&first, Action::Breakpoint(4));
+    assert!(breakpoint.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","b":"[1]","c":"2"}"#));
+    // A program that unbinds names is not held to them.
+    let unbinding = format!("{code}del b\n");
+    let prefix = Trajectory {
+        code: unbinding,
+        ..prefix
+    };
+    let over = Bounds::after(&prefix, Action::StepOver);
+    assert!(over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","c":"2"}"#));
+}
+
+#[test]
+fn a_functions_locals_keep_their_order_and_new_ones_may_come_between() {
+    let prefix = trajectory(
+        BANK,
+        &[
+            (
+                r#"<|line|>17 0 <module> <|vars|>{"acct":"<__main__.Account object>"}"#,
+                None,
+            ),
+            (
+                r#"<|call|>6 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#,
+                Some(Action::StepInto),
+            ),
+        ],
+    );
+    let into = Bounds::after(&prefix, Action::StepInto);
+    assert!(into.admits(r#"<|line|>7 1 deposit <|vars|>{"self":"..","amount":".."}"#));
+    assert!(
+        !into.admits(r#"<|line|>7 1 deposit <|vars|>{"amount":".."}"#),
+        "self dropped"
+    );
+    assert!(
+        !into.admits(r#"<|line|>7 1 deposit <|vars|>{"amount":"..","self":".."}"#),
+        "order changed"
     );
 }
 
