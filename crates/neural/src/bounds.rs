@@ -805,17 +805,20 @@ impl Scan<'_> {
                 }
                 true
             }
-            Stage::BetweenEntries => {
-                match b {
-                    b'"' => self.stage = Stage::Key,
-                    b'}' => {
-                        self.stage = Stage::Rest;
-                        return self.kept_all();
+            Stage::BetweenEntries => match b {
+                // Another entry only where some name can still come.
+                b'"' | b',' => {
+                    if b == b'"' {
+                        self.stage = Stage::Key;
                     }
-                    _ => {}
+                    self.key_admitted(&[], false)
                 }
-                true
-            }
+                b'}' => {
+                    self.stage = Stage::Rest;
+                    self.kept_all()
+                }
+                _ => true,
+            },
             Stage::Key if b == b'"' => {
                 let key = std::mem::take(&mut self.word);
                 let admitted = self.key_admitted(&key, true);

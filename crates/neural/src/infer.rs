@@ -469,35 +469,33 @@ pub(crate) fn decode_state_line(
     let mut bytes = Vec::new();
     let mut produced = 0;
     let mut logits = first;
+    // Bounds that leave no token at all (a case they do not foresee) are dropped for the
+    // rest of the answer rather than cutting it: the grammar alone still holds.
+    let mut bounded = true;
     while produced < budget && !machine.is_done() {
-        let allowed = |id: usize| {
+        let allowed = |id: usize, bounded: bool| {
             let piece = token_bytes.get(id).map_or(&[][..], Vec::as_slice);
             let mut probe = machine.clone();
             !piece.is_empty()
                 && probe.feed(piece)
-                && scan.clone().feed(piece)
+                && (!bounded || scan.clone().feed(piece))
                 && !(piece.contains(&b'.') && unchanged.breaks(&bytes, piece))
         };
-        let chosen = match processor.as_mut() {
-            None => best_allowed(&logits, allowed),
-            Some(processor) => {
-                let mut any = false;
-                for (id, value) in logits.iter_mut().enumerate() {
-                    if allowed(id) {
-                        any = true;
-                    } else {
-                        *value = f32::NEG_INFINITY;
-                    }
-                }
-                let len = logits.len();
-                let masked = Tensor::from_vec(std::mem::take(&mut logits), len, &Device::Cpu)?;
-                any.then(|| processor.sample(&masked)).transpose()?
-            }
-        };
+        let mut chosen = pick(&logits, |id| allowed(id, bounded), processor.as_mut())?;
+        if chosen.is_none() && bounded {
+            tracing::warn!(
+                so_far = %String::from_utf8_lossy(&bytes),
+                "the decoding bounds left no token; decoding the rest of this answer under the grammar alone"
+            );
+            bounded = false;
+            chosen = pick(&logits, |id| allowed(id, false), processor.as_mut())?;
+        }
         let Some(token) = chosen else { break };
         let piece = &token_bytes[token as usize];
         machine.feed(piece);
-        scan.feed(piece);
+        if bounded {
+            scan.feed(piece);
+        }
         bytes.extend_from_slice(piece);
         on_text(&String::from_utf8_lossy(piece));
         produced += 1;
@@ -519,6 +517,32 @@ pub(crate) fn decode_state_line(
         state,
         tokens: produced,
     })
+}
+
+/// The token to take from `logits` among those `allowed` accepts: the likeliest, or one
+/// sampled by `processor` from the allowed ones; `None` when none is allowed.
+fn pick(
+    logits: &[f32],
+    allowed: impl Fn(usize) -> bool,
+    processor: Option<&mut LogitsProcessor>,
+) -> anyhow::Result<Option<u32>> {
+    let Some(processor) = processor else {
+        return Ok(best_allowed(logits, allowed));
+    };
+    let mut masked = logits.to_vec();
+    let mut any = false;
+    for (id, value) in masked.iter_mut().enumerate() {
+        if allowed(id) {
+            any = true;
+        } else {
+            *value = f32::NEG_INFINITY;
+        }
+    }
+    if !any {
+        return Ok(None);
+    }
+    let len = masked.len();
+    Ok(Some(processor.sample(&Tensor::from_vec(masked, len, &Device::Cpu)?)?))
 }
 
 /// The likeliest token that `allowed` accepts: the top 64 are checked in order first,

@@ -327,6 +327,10 @@ fn names_shown_before_are_shown_again_in_their_order() {
         !over.admits(r#"<|line|>2 0 <module> <|vars|>{"a":"1","b":"[1]"}"#),
         "line 2 has not run"
     );
+    let mut scan = over.scan();
+    assert!(scan.feed(br#"<|line|>2 0 <module> <|vars|>{"a":"1""#));
+    assert!(!scan.clone().feed(b","), "no name can follow a: the entries must end");
+    assert!(scan.feed(b"}"));
     let breakpoint = Bounds::after(&first, Action::Breakpoint(4));
     assert!(breakpoint.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","b":"[1]","c":"2"}"#));
     // A program that unbinds names is not held to them.
