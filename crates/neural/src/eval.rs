@@ -117,6 +117,8 @@ pub struct NextStateReport {
     pub fields: FieldScores,
     pub baselines: BTreeMap<&'static str, Score>,
     pub tokens_generated: usize,
+    /// Answers whose bounds left no token somewhere (finished under the grammar alone).
+    pub bounds_dropped: usize,
     /// Wall-clock seconds per prediction on this machine (prompt reading included).
     pub seconds_per_step: f64,
     /// Every question's answer beside the truth (`eval --answers`; empty otherwise).
@@ -283,6 +285,7 @@ pub fn next_state(
         };
         let prediction = debugger.predict(&prompt, &guide, sampling, &mut |_| {})?;
         report.tokens_generated += prediction.tokens;
+        report.bounds_dropped += usize::from(prediction.bounds_dropped);
         let predicted = prediction.state.as_ref().ok().map(normalize_state);
         report.fields.add(predicted.as_ref(), &e.expected);
         let hit = if let Some(state) = &predicted {

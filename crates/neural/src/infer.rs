@@ -59,6 +59,9 @@ pub struct Prediction {
     /// The parsed state, or why the line did not parse.
     pub state: Result<State, String>,
     pub tokens: usize,
+    /// Whether the bounds left no token somewhere and the rest was decoded under the
+    /// grammar alone.
+    pub bounds_dropped: bool,
 }
 
 /// What an answer is decoded against: the state it follows (which resolves `..`) and
@@ -516,6 +519,7 @@ pub(crate) fn decode_state_line(
         text,
         state,
         tokens: produced,
+        bounds_dropped: sampling.bounded && !bounded,
     })
 }
 
@@ -765,6 +769,7 @@ mod tests {
                     text: String::new(),
                     state: Ok(real.clone()),
                     tokens: 1,
+                    bounds_dropped: false,
                 },
                 0,
             ),
@@ -773,6 +778,7 @@ mod tests {
                     text: String::new(),
                     state: Ok(frame(&[("x", "2")])),
                     tokens: 1,
+                    bounds_dropped: false,
                 },
                 1,
             ),
@@ -781,6 +787,7 @@ mod tests {
                     text: String::new(),
                     state: Err("cut".into()),
                     tokens: 1,
+                    bounds_dropped: false,
                 },
                 2,
             ),
