@@ -24,6 +24,7 @@ use replayground_shared::{Action, State};
 use tokenizers::Tokenizer;
 
 use super::bounds::Bounds;
+pub use super::bounds::Guide;
 use super::model::{Qwen2Checkpoint, Qwen2Config};
 
 /// How to pick tokens.
@@ -62,32 +63,6 @@ pub struct Prediction {
     /// Whether the bounds left no token somewhere and the rest was decoded under the
     /// grammar alone.
     pub bounds_dropped: bool,
-}
-
-/// What an answer is decoded against: the state it follows (which resolves `..`) and
-/// what the code and the action allow ([`Bounds`]).
-#[derive(Debug, Clone)]
-pub struct Guide<'a> {
-    pub previous: Option<&'a State>,
-    pub bounds: Bounds,
-}
-
-impl<'a> Guide<'a> {
-    /// The guide for the state `action` leads to from the end of `prefix`.
-    pub fn after(prefix: &'a Trajectory, action: Action) -> Self {
-        Self {
-            previous: prefix.steps.last().map(|s| &s.state),
-            bounds: Bounds::after(prefix, action),
-        }
-    }
-
-    /// Only the grammar and `previous`: for a caller that knows neither code nor action.
-    pub fn unbounded(previous: Option<&'a State>) -> Self {
-        Self {
-            previous,
-            bounds: Bounds::none(),
-        }
-    }
 }
 
 /// One of k sampled answers (a previous state, or a call whose arguments are the

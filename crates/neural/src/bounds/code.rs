@@ -1,0 +1,283 @@
+//! What the program's text says about every state of its runs: the lines that hold
+//! code, the scopes a frame can run and the names each can bind (tree-sitter, never a run).
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use replayground_shared::{State, StopKind};
+use tree_sitter::Node;
+
+use super::flow;
+
+/// The name the module's frame carries.
+pub(super) const MODULE: &str = "<module>";
+
+/// A name a comprehension's frame holds for its iterator.
+const ITERATOR_ARGUMENT: &str = ".0";
+
+/// Identifiers that let a program bind names its text never writes: a frame's names
+/// cannot be bounded in a program that uses one.
+const DYNAMIC_NAMES: [&str; 6] = ["globals", "locals", "vars", "exec", "eval", "setattr"];
+
+/// One scope a frame can run: where it is and what it can bind.
+#[derive(Debug, Clone)]
+pub(super) struct Scope {
+    pub(super) name: String,
+    pub(super) first: u32,
+    /// The `def` or `class` line (after any decorators).
+    pub(super) header: u32,
+    pub(super) last: u32,
+    /// Every identifier inside the scope's text (its nested scopes' too: their free
+    /// variables are the scope's cells). A class body's names are not bounded: its
+    /// metaclass may fill the namespace first (an `Enum` body starts with
+    /// `_generate_next_value_`).
+    pub(super) names: HashSet<String>,
+    pub(super) bounded_names: bool,
+    /// A generator's frame is left and resumed, so a step over it can land anywhere.
+    pub(super) generator: bool,
+}
+
+impl Scope {
+    pub(super) fn holds(&self, line: u32) -> bool {
+        (self.first..=self.last).contains(&line)
+    }
+
+    /// Whether a frame of this scope can start (a call event) at `line`: on its first
+    /// line (its first decorator's, or its `def`), or anywhere a generator resumes.
+    pub(super) fn starts_at(&self, line: u32) -> bool {
+        self.name != MODULE && (line == self.first || line == self.header || (self.generator && self.holds(line)))
+    }
+}
+
+/// What the program's text says about every state of its runs.
+#[derive(Debug, Clone)]
+pub struct CodeFacts {
+    /// The module first, then every other scope in source order.
+    pub(super) scopes: Vec<Scope>,
+    /// Lines holding something other than blanks and a comment.
+    pub(super) code_lines: BTreeSet<u32>,
+    /// Whether a frame's names are bounded by its scope's identifiers.
+    pub(super) names_known: bool,
+    /// Whether a frame, once it shows a name, shows it from then on: no `del`, no
+    /// `except ... as` (whose name Python unbinds), nothing that binds names dynamically.
+    pub(super) names_kept: bool,
+    /// The identifiers written on each line.
+    pub(super) names_by_line: BTreeMap<u32, Vec<String>>,
+    /// Names a `global` or `nonlocal` statement lets another frame bind.
+    pub(super) declared: HashSet<String>,
+    pub(super) tree: tree_sitter::Tree,
+    pub(super) source: String,
+}
+
+impl CodeFacts {
+    /// The facts of `code`, or `None` when it does not parse cleanly (then nothing is
+    /// bounded: a tree with errors would bound the wrong scopes).
+    pub fn new(code: &str) -> Option<Self> {
+        let tree = replayground_exec::python::parse(code)?;
+        let root = tree.root_node();
+        if root.has_error() {
+            return None;
+        }
+        let source = code.as_bytes();
+        let code_lines = code
+            .lines()
+            .zip(1u32..)
+            .filter(|(text, _)| {
+                let text = text.trim();
+                !text.is_empty() && !text.starts_with('#')
+            })
+            .map(|(_, n)| n)
+            .collect();
+        let mut scopes = vec![Scope {
+            name: MODULE.to_owned(),
+            first: 1,
+            header: 1,
+            last: u32::try_from(code.lines().count()).unwrap_or(u32::MAX).max(1),
+            names: HashSet::new(),
+            bounded_names: true,
+            generator: false,
+        }];
+        let mut names_known = true;
+        collect_scopes(root, source, &mut scopes, &mut names_known);
+        let names_kept = names_known && !unbinds(root);
+        let (names_by_line, declared) = identifiers(root, source);
+        Some(Self {
+            scopes,
+            code_lines,
+            names_known,
+            names_kept,
+            names_by_line,
+            declared,
+            tree,
+            source: code.to_owned(),
+        })
+    }
+
+    /// The names a frame can newly show at its next event after a line event at `line`:
+    /// those the statement there writes, and those other frames may bind in it
+    /// (`global`, `nonlocal`).
+    pub(super) fn fresh_names(&self, line: u32) -> Option<HashSet<Vec<u8>>> {
+        let lines = flow::ran_lines(self.tree.root_node(), line)?;
+        let written = lines.iter().filter_map(|l| self.names_by_line.get(l)).flatten();
+        Some(written.chain(&self.declared).map(|n| n.as_bytes().to_vec()).collect())
+    }
+
+    /// The lines the same frame's next line event can be at after `from` (a line or
+    /// call event), when the code's blocks tell.
+    pub(super) fn next_lines(&self, from: &State) -> Option<BTreeSet<u32>> {
+        let (line, function) = (from.line?, from.function.as_deref()?);
+        let (root, source) = (self.tree.root_node(), self.source.as_bytes());
+        match from.event {
+            StopKind::Line => flow::after_line(root, source, function, line),
+            StopKind::Call if !self.may_be_generator(function, line) => flow::after_call(root, source, function, line),
+            _ => None,
+        }
+    }
+
+    /// Whether an event of `kind` can happen at `line`: any line of code, and for a call
+    /// only where a frame starts.
+    pub(super) fn can_stop(&self, kind: StopKind, line: u32) -> bool {
+        self.code_lines.contains(&line) && (kind != StopKind::Call || self.scopes.iter().any(|s| s.starts_at(line)))
+    }
+
+    /// The scopes a frame named `function` at `line` can be.
+    pub(super) fn scopes_named<'s>(&'s self, function: &'s str, line: u32) -> impl Iterator<Item = &'s Scope> + 's {
+        self.scopes.iter().filter(move |s| s.name == function && s.holds(line))
+    }
+
+    /// Whether a frame of a generator (or a scope the text cannot tell) runs `function`.
+    pub(super) fn may_be_generator(&self, function: &str, line: u32) -> bool {
+        let mut scopes = self.scopes_named(function, line).peekable();
+        scopes.peek().is_none() || scopes.any(|s| s.generator)
+    }
+}
+
+/// Adds the scopes under `node` to `scopes` (the first being the module's) and every
+/// identifier to the scopes that hold it.
+fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_known: &mut bool) {
+    let mut stack = vec![node];
+    // Every identifier is added afterwards to each scope whose span holds it.
+    let mut identifiers: Vec<(usize, String)> = Vec::new();
+    let mut spans: Vec<(usize, usize, usize)> = vec![(0, 0, source.len())];
+    while let Some(node) = stack.pop() {
+        let kind = node.kind();
+        if kind == "identifier" {
+            let text = node.utf8_text(source).unwrap_or_default().to_owned();
+            if DYNAMIC_NAMES.contains(&text.as_str()) {
+                *names_known = false;
+            }
+            identifiers.push((node.start_byte(), text));
+        }
+        if kind == "wildcard_import" {
+            *names_known = false;
+        }
+        let scope_name = match kind {
+            "function_definition" | "class_definition" => node
+                .child_by_field_name("name")
+                .and_then(|n| n.utf8_text(source).ok())
+                .map(str::to_owned),
+            "lambda" => Some("<lambda>".to_owned()),
+            "list_comprehension" => Some("<listcomp>".to_owned()),
+            "set_comprehension" => Some("<setcomp>".to_owned()),
+            "dictionary_comprehension" => Some("<dictcomp>".to_owned()),
+            "generator_expression" => Some("<genexpr>".to_owned()),
+            _ => None,
+        };
+        if let Some(name) = scope_name {
+            // A decorated function's frame starts at its first decorator.
+            let outer = node
+                .parent()
+                .filter(|p| p.kind() == "decorated_definition")
+                .unwrap_or(node);
+            let mut names = HashSet::new();
+            if kind.ends_with("comprehension") || kind == "generator_expression" {
+                names.insert(ITERATOR_ARGUMENT.to_owned());
+            }
+            spans.push((scopes.len(), node.start_byte(), node.end_byte()));
+            scopes.push(Scope {
+                name,
+                first: line_of(outer.start_position().row),
+                header: line_of(node.start_position().row),
+                last: line_of(node.end_position().row),
+                names,
+                bounded_names: kind != "class_definition",
+                // A coroutine is resumed like a generator.
+                generator: kind == "generator_expression"
+                    || (kind == "function_definition"
+                        && (yields(node) || node.child(0).is_some_and(|c| c.kind() == "async"))),
+            });
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    for (at, name) in identifiers {
+        for &(scope, start, end) in &spans {
+            if (start..end).contains(&at) {
+                scopes[scope].names.insert(name.clone());
+            }
+        }
+    }
+}
+
+/// The identifiers on each line, and the names `global` and `nonlocal` statements declare.
+fn identifiers(root: Node<'_>, source: &[u8]) -> (BTreeMap<u32, Vec<String>>, HashSet<String>) {
+    let mut by_line: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let mut declared = HashSet::new();
+    let mut stack = vec![(root, false)];
+    while let Some((node, in_declaration)) = stack.pop() {
+        if node.kind() == "identifier" {
+            let text = node.utf8_text(source).unwrap_or_default().to_owned();
+            if in_declaration {
+                declared.insert(text.clone());
+            }
+            by_line
+                .entry(line_of(node.start_position().row))
+                .or_default()
+                .push(text);
+        }
+        let declaration = in_declaration || matches!(node.kind(), "global_statement" | "nonlocal_statement");
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor).map(|c| (c, declaration)));
+    }
+    (by_line, declared)
+}
+
+/// Whether the program unbinds a name: `del`, or an `except ... as NAME` handler.
+fn unbinds(root: Node<'_>) -> bool {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let named_handler = || {
+            let mut cursor = node.walk();
+            let found = node
+                .children(&mut cursor)
+                .any(|c| matches!(c.kind(), "as" | "as_pattern"));
+            found || node.child_by_field_name("alias").is_some()
+        };
+        if node.kind() == "delete_statement" || (node.kind().starts_with("except") && named_handler()) {
+            return true;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    false
+}
+
+pub(super) fn line_of(row: usize) -> u32 {
+    u32::try_from(row + 1).unwrap_or(u32::MAX)
+}
+
+/// Whether a function's own body (not a nested function's) yields.
+fn yields(function: Node<'_>) -> bool {
+    let mut stack = vec![function];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "yield" {
+            return true;
+        }
+        let nested =
+            node.id() != function.id() && matches!(node.kind(), "function_definition" | "lambda" | "class_definition");
+        if !nested {
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    false
+}

@@ -1,0 +1,221 @@
+//! An incremental check of a state line against [`Bounds`], byte by byte, so that the
+//! decoder can try each candidate token on a clone.
+
+use replayground_shared::StopKind;
+use replayground_shared::trace_lang;
+
+use super::{Bounds, Kept};
+
+/// Where a scan is in a state line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    Marker,
+    Line,
+    Depth,
+    Function,
+    /// ` <|vars|>` up to the opening brace.
+    BeforeVars,
+    /// Between entries of the variables' object.
+    BetweenEntries,
+    Key,
+    /// `":"` between a key and its value.
+    AfterKey,
+    Value {
+        escaped: bool,
+    },
+    /// The value and everything after the variables: not bounded.
+    Rest,
+    Done,
+}
+
+/// An incremental check of a state line against [`Bounds`]; clone it to try a piece.
+#[derive(Debug, Clone)]
+pub struct Scan<'b> {
+    pub(super) bounds: &'b Bounds,
+    pub(super) stage: Stage,
+    /// The marker, number, function or key being written.
+    pub(super) word: Vec<u8>,
+    pub(super) event: Option<StopKind>,
+    pub(super) line: u32,
+    pub(super) depth: u32,
+    pub(super) function: Option<String>,
+    pub(super) keys: Vec<Vec<u8>>,
+    /// The names this frame must show again, and how many of them are written.
+    pub(super) kept: Option<&'b Kept>,
+    pub(super) next_kept: usize,
+}
+
+impl Scan<'_> {
+    /// Reads `bytes`; false once the line cannot keep to the bounds.
+    pub fn feed(&mut self, bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| self.byte(b))
+    }
+
+    /// Whether the line written so far is a whole state line.
+    pub fn finished(&self) -> bool {
+        matches!(self.stage, Stage::Done | Stage::Rest)
+    }
+
+    fn byte(&mut self, b: u8) -> bool {
+        let bounds = self.bounds;
+        match self.stage {
+            Stage::Marker => {
+                self.word.push(b);
+                if !self.word.ends_with(b"|>") {
+                    return true;
+                }
+                let marker = std::mem::take(&mut self.word);
+                let event = match marker.as_slice() {
+                    b"<|call|>" => StopKind::Call,
+                    b"<|line|>" => StopKind::Line,
+                    b"<|return|>" => StopKind::Return,
+                    b"<|exception|>" => StopKind::Exception,
+                    m if m == trace_lang::END.as_bytes() => {
+                        self.stage = Stage::Done;
+                        return true;
+                    }
+                    _ => return true,
+                };
+                self.event = Some(event);
+                self.stage = Stage::Line;
+                bounds.live(event).next().is_some()
+            }
+            Stage::Line | Stage::Depth | Stage::Function if b != b' ' => {
+                self.word.push(b);
+                self.word_admitted(false)
+            }
+            Stage::Line | Stage::Depth | Stage::Function => {
+                let admitted = self.word_admitted(true);
+                let word = std::mem::take(&mut self.word);
+                let text = String::from_utf8_lossy(&word).into_owned();
+                self.stage = match self.stage {
+                    Stage::Line => {
+                        self.line = text.parse().unwrap_or(0);
+                        Stage::Depth
+                    }
+                    Stage::Depth => {
+                        self.depth = text.parse().unwrap_or(0);
+                        Stage::Function
+                    }
+                    _ => {
+                        self.kept = bounds.kept_for(self.depth, &text);
+                        self.function = Some(text);
+                        Stage::BeforeVars
+                    }
+                };
+                admitted
+            }
+            Stage::BeforeVars => {
+                if b == b'{' {
+                    self.stage = Stage::BetweenEntries;
+                }
+                true
+            }
+            Stage::BetweenEntries => match b {
+                // Another entry only where some name can still come.
+                b'"' | b',' => {
+                    if b == b'"' {
+                        self.stage = Stage::Key;
+                    }
+                    self.key_admitted(&[], false)
+                }
+                b'}' => {
+                    self.stage = Stage::Rest;
+                    self.kept_all()
+                }
+                _ => true,
+            },
+            Stage::Key if b == b'"' => {
+                let key = std::mem::take(&mut self.word);
+                let admitted = self.key_admitted(&key, true);
+                if self
+                    .kept
+                    .is_some_and(|k| k.names.get(self.next_kept).is_some_and(|due| *due == key))
+                {
+                    self.next_kept += 1;
+                }
+                self.keys.push(key);
+                self.stage = Stage::AfterKey;
+                admitted
+            }
+            Stage::Key => {
+                self.word.push(b);
+                b != b'\\' && self.key_admitted(&self.word, false)
+            }
+            Stage::AfterKey => {
+                if b == b'"' {
+                    self.stage = Stage::Value { escaped: false };
+                }
+                true
+            }
+            Stage::Value { escaped } => {
+                self.stage = match (escaped, b) {
+                    (false, b'\\') => Stage::Value { escaped: true },
+                    (false, b'"') => Stage::BetweenEntries,
+                    _ => Stage::Value { escaped: false },
+                };
+                true
+            }
+            Stage::Rest | Stage::Done => true,
+        }
+    }
+
+    /// Whether the line, depth or function written so far (`whole`: and ended) fits.
+    fn word_admitted(&self, whole: bool) -> bool {
+        let bounds = self.bounds;
+        let Some(event) = self.event else { return true };
+        let text = String::from_utf8_lossy(&self.word);
+        match self.stage {
+            Stage::Line if whole => text.parse().is_ok_and(|line| bounds.admits_line(event, line)),
+            Stage::Line => bounds.admits_line_prefix(event, &self.word),
+            Stage::Depth if whole => text.parse().is_ok_and(|depth| {
+                bounds.live(event).any(|s| s.admits_depth(depth))
+                    && bounds.functions(event, self.line, depth).is_none_or(|f| !f.is_empty())
+            }),
+            Stage::Depth => bounds.admits_depth_prefix(event, self.line, &self.word),
+            _ => bounds.functions(event, self.line, self.depth).is_none_or(|names| {
+                names.iter().any(|name| {
+                    if whole {
+                        *name == text
+                    } else {
+                        name.as_bytes().starts_with(&self.word)
+                    }
+                })
+            }),
+        }
+    }
+
+    fn key_admitted(&self, key: &[u8], whole: bool) -> bool {
+        if whole && self.keys.iter().any(|k| k == key) {
+            return false;
+        }
+        // The next name the frame showed before, or (where new names may come now) a new one.
+        let (due, kept) = match self.kept {
+            Some(kept) => (kept.names.get(self.next_kept), kept.names.as_slice()),
+            None => (None, &[][..]),
+        };
+        if due.is_some_and(|due| if whole { due == key } else { due.starts_with(key) }) {
+            return true;
+        }
+        let new_allowed = self.kept.is_none_or(|k| !k.appended || due.is_none());
+        let taken = |name: &[u8]| self.keys.iter().any(|k| k == name) || kept.iter().any(|k| k == name);
+        let fresh = self.kept.and_then(|k| k.fresh.as_ref());
+        let fresh_admits = fresh.is_none_or(|names| {
+            names
+                .iter()
+                .any(|n| !taken(n) && if whole { n == key } else { n.starts_with(key) })
+        });
+        new_allowed
+            && fresh_admits
+            && (!whole || !taken(key))
+            && match &self.function {
+                Some(function) => self.bounds.admits_key(function, self.line, key, &taken, whole),
+                None => true,
+            }
+    }
+
+    /// Whether every name the frame must show again has been written.
+    fn kept_all(&self) -> bool {
+        self.kept.is_none_or(|k| self.next_kept >= k.names.len())
+    }
+}
