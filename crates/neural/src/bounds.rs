@@ -322,23 +322,46 @@ impl Bounds {
     }
 
     fn admits_line(&self, event: StopKind, line: u32) -> bool {
-        self.facts.as_ref().is_none_or(|f| f.can_stop(event, line))
-            && self
+        match &self.facts {
+            Some(facts) => facts.can_stop(event, line) && self.fits(facts, event, line),
+            None => self
                 .live(event)
-                .any(|s| s.lines.as_ref().is_none_or(|l| l.contains(&line)))
+                .any(|s| s.lines.as_ref().is_none_or(|l| l.contains(&line))),
+        }
+    }
+
+    /// Whether some shape and some scope that can run `line` agree on a frame for it:
+    /// the shape's function, and a depth the shape allows (0 for the module, more for
+    /// any other scope). A line none agrees on would leave the depth nothing to write.
+    fn fits(&self, facts: &CodeFacts, event: StopKind, line: u32) -> bool {
+        self.live(event)
+            .filter(|s| s.lines.as_ref().is_none_or(|l| l.contains(&line)))
+            .any(|shape| {
+                facts.scopes.iter().any(|scope| {
+                    let runs = if event == StopKind::Call {
+                        scope.starts_at(line)
+                    } else {
+                        scope.holds(line)
+                    };
+                    let depth_fits = if scope.name == MODULE {
+                        shape.admits_depth(0)
+                    } else {
+                        shape.max_depth.is_none_or(|max| max >= shape.min_depth.max(1))
+                    };
+                    runs && depth_fits && shape.function.as_deref().is_none_or(|f| f == scope.name)
+                })
+            })
     }
 
     fn admits_line_prefix(&self, event: StopKind, digits: &[u8]) -> bool {
         let starts = |n: u32| n.to_string().as_bytes().starts_with(digits);
-        let live: Vec<&Shape> = self.live(event).collect();
         match &self.facts {
-            Some(facts) => facts.code_lines.iter().any(|&n| {
-                starts(n)
-                    && facts.can_stop(event, n)
-                    && live.iter().any(|s| s.lines.as_ref().is_none_or(|l| l.contains(&n)))
-            }),
-            None => live
+            Some(facts) => facts
+                .code_lines
                 .iter()
+                .any(|&n| starts(n) && facts.can_stop(event, n) && self.fits(facts, event, n)),
+            None => self
+                .live(event)
                 .any(|s| s.lines.as_ref().is_none_or(|l| l.iter().any(|&n| starts(n)))),
         }
     }

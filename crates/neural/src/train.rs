@@ -53,7 +53,8 @@ pub struct TrainConfig {
     pub stop_after: Option<usize>,
     /// Train for this many seconds of wall clock instead of a fixed `steps`: a fresh run
     /// times its first steps and sets `steps` so that the whole schedule (warm-up and
-    /// decay) ends within the budget; any run stops with a checkpoint when it is spent.
+    /// decay) ends within the budget; any run stops with a checkpoint when it is spent
+    /// (a fresh run not before the steps it times).
     #[serde(default)]
     pub time_budget: Option<f64>,
     /// Where to train; not saved, so a run may resume on another device.
@@ -401,7 +402,9 @@ pub fn train(config: &TrainConfig) -> anyhow::Result<TrainerState> {
                 bar.set_length(config.steps as u64);
                 tracing::info!(steps = config.steps, per_step, "the time budget sets the schedule");
             }
-            if spent >= budget {
+            // A fresh run always finishes the steps it times, so its schedule is planned
+            // from a measurement even when the budget is smaller than they take.
+            if spent >= budget && !(fresh && state.step < TIMED_STEPS) {
                 until = state.step;
             }
         }

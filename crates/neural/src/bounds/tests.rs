@@ -162,6 +162,11 @@ fn the_action_bounds_the_frame_depth_and_event() {
         !out.admits(r#"<|line|>8 1 deposit <|vars|>{"self":"..","amount":".."}"#),
         "return stops at the return"
     );
+    // The return is deposit's, so a line outside deposit leaves no depth to write.
+    assert!(
+        !out.scan().feed(b"<|return|>17 "),
+        "line 17 is the module's, not deposit's"
+    );
     let into = Bounds::after(&trajectory(BANK, &inside[..1]), Action::StepInto);
     assert!(into.admits(r#"<|call|>6 1 deposit <|vars|>{"self":"<__main__.Account object>","amount":"25"}"#));
     assert!(
