@@ -265,7 +265,7 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
     use rand::SeedableRng as _;
     use replayground_server::neural::bounds::Bounds;
     use replayground_shared::StateTree;
-    use replayground_shared::trace_lang::{self, Trajectory};
+    use replayground_shared::trace_lang;
 
     let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
     let (mut steps, mut bounded) = (0, 0);
@@ -275,22 +275,15 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
         for seed in 0..20 {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
             let trajectory = Policy::default().sample(&tree, &program.source, &mut rng);
-            for k in 1..trajectory.steps.len() {
-                let Some(action) = trajectory.steps[k].action else {
-                    continue;
-                };
-                let prefix = Trajectory {
-                    steps: trajectory.steps[..k].to_vec(),
-                    ..trajectory.clone()
-                };
-                let bounds = Bounds::after(&prefix, action);
-                let previous = &trajectory.steps[k - 1].state;
-                let truth = trace_lang::state_text(&trajectory.steps[k].state, Some(previous)).unwrap();
+            for e in eval::examples(&trajectory).unwrap() {
+                let bounds = Bounds::after(&e.prefix, e.step_action);
+                let truth = trace_lang::state_text(&e.expected, Some(&e.previous)).unwrap();
                 assert!(
                     bounds.admits(&truth),
-                    "{}: {} from {previous:?} refused the real {truth}",
+                    "{}: {} from {:?} refused the real {truth}",
                     program.name,
-                    action.name()
+                    e.action,
+                    e.previous
                 );
                 steps += 1;
                 // A line the program does not have is refused unless nothing is bounded.

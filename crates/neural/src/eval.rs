@@ -18,7 +18,6 @@ use replayground_shared::trace_lang::{self, Direction, Step, Trajectory, normali
 use replayground_shared::{Action, State, StopKind};
 use serde::Serialize;
 
-use super::bounds::Bounds;
 use super::infer::{Engine, Guide, Sampling};
 
 /// Exact matches out of a count.
@@ -157,11 +156,7 @@ pub fn examples(trajectory: &Trajectory) -> anyhow::Result<Vec<Example>> {
         let Some(action) = trajectory.steps[k].action else {
             continue;
         };
-        let prefix = Trajectory {
-            code: trajectory.code.clone(),
-            direction: trajectory.direction,
-            steps: trajectory.steps[..k].to_vec(),
-        };
+        let prefix = prefix(trajectory, k);
         let mut prompt = trace_lang::serialize(&prefix)?;
         prompt.push_str(&trace_lang::action_text(action));
         prompt.push('\n');
@@ -279,10 +274,7 @@ pub fn next_state(
     let mut overall = Score::default();
     for (i, e) in all.iter().enumerate() {
         let prompt = debugger.prompt(&e.prefix, e.step_action, sampling)?;
-        let guide = Guide {
-            previous: Some(&e.previous),
-            bounds: Bounds::after(&e.prefix, e.step_action),
-        };
+        let guide = Guide::after(&e.prefix, e.step_action);
         let prediction = debugger.predict(&prompt, &guide, sampling, &mut |_| {})?;
         report.tokens_generated += prediction.tokens;
         report.bounds_dropped += usize::from(prediction.bounds_dropped);

@@ -145,12 +145,12 @@ pub fn prepare(
             ),
         ),
     })?;
+    let from = tree.state(at);
     Ok(Prepared {
         prompt: format!("{preamble}{prompt}"),
-        from: tree.state(at),
         bounds: Bounds::new(
             code,
-            Some(&tree.state(at)),
+            Some(&from),
             if question.action.is_reverse() {
                 Direction::Inverse
             } else {
@@ -159,6 +159,7 @@ pub fn prepare(
             question.action,
             &question.breakpoints,
         ),
+        from,
         actual: normalize_state(&tree.state(next)),
         max_tokens: MAX_ANSWER_TOKENS.min(model.context - prompt_tokens),
         at,

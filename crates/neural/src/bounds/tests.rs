@@ -385,22 +385,15 @@ fn every_state_of_the_worked_examples_is_admitted() {
 
 /// Every step of `trajectory` keeps to the bounds its prefix and action give.
 fn assert_every_step_admitted(trajectory: &Trajectory) {
-    for k in 1..trajectory.steps.len() {
-        let Some(action) = trajectory.steps[k].action else {
-            continue;
-        };
-        let prefix = Trajectory {
-            steps: trajectory.steps[..k].to_vec(),
-            ..trajectory.clone()
-        };
-        let bounds = Bounds::after(&prefix, action);
-        let previous = &trajectory.steps[k - 1].state;
-        let text = trace_lang::state_text(&trajectory.steps[k].state, Some(previous)).expect("writes");
+    for e in crate::eval::examples(trajectory).expect("serialises") {
+        let bounds = Bounds::after(&e.prefix, e.step_action);
+        let text = trace_lang::state_text(&e.expected, Some(&e.previous)).expect("writes");
         assert!(
             bounds.admits(&text),
-            "step {k} ({}) refused: {text}\nafter {:?}\n{}",
-            action.name(),
-            previous,
+            "step {} ({}) refused: {text}\nafter {:?}\n{}",
+            e.horizon,
+            e.action,
+            e.previous,
             trajectory.code
         );
     }
