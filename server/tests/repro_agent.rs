@@ -186,6 +186,17 @@ async fn a_pasted_github_issue_is_restructured_and_reproduced() {
     );
 }
 
+/// The agent on a report of an infinite loss, with `llm`'s scripts.
+async fn reproduce_inf_loss(llm: &Arc<ScriptedLlm>) -> (ReproOutcome, Vec<AgentEvent>) {
+    let report = BugReport {
+        title: "loss is inf when a probability is 0".into(),
+        observed: "loss: inf".into(),
+        ..BugReport::default()
+    };
+    let llm: Arc<dyn Llm> = llm.clone();
+    reproduce(report, &deps(Some(llm))).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structural_feedback_refines_a_scripted_llm() {
     let broken = "Here is the script:\n```python\nimport numpy as np\np = np.array([0.0, 1.0]\nprint(np.log(p)\n```";
@@ -201,13 +212,7 @@ async fn structural_feedback_refines_a_scripted_llm() {
             reply: fixed.into(),
         },
     ]));
-    let report = BugReport {
-        title: "loss is inf when a probability is 0".into(),
-        observed: "loss: inf".into(),
-        ..BugReport::default()
-    };
-    let llm: Arc<dyn Llm> = scripted.clone();
-    let (outcome, events) = reproduce(report, &deps(Some(llm))).await;
+    let (outcome, events) = reproduce_inf_loss(&scripted).await;
     assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
     assert_eq!(outcome.attempts, 2);
     let structural: Vec<(u32, bool)> = events
@@ -236,6 +241,50 @@ async fn structural_feedback_refines_a_scripted_llm() {
             .iter()
             .any(|e| matches!(e, AgentEvent::Started { llm: Some(name), .. } if name == "scripted"))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_that_repeats_an_earlier_script_is_sampled_again_hotter() {
+    // The first script runs but shows no bug; the LLM's rewrite is the same script
+    // again, which is not run: the LLM is asked once more at a higher temperature and
+    // its third script shows the bug. Before, the repeat ended the refinement.
+    let quiet =
+        "```python\nimport numpy as np\np = np.array([0.5, 0.5])\nloss = -np.log(p).mean()\nprint('loss:', loss)\n```";
+    let shows =
+        "```python\nimport numpy as np\np = np.array([0.0, 1.0])\nloss = -np.log(p).mean()\nprint('loss:', loss)\n```";
+    let scripted = Arc::new(ScriptedLlm::new(
+        [quiet, quiet, shows]
+            .into_iter()
+            .map(|reply| ScriptedReply::For {
+                task: LlmTask::Generate,
+                reply: reply.into(),
+            })
+            .collect(),
+    ));
+    let (outcome, events) = reproduce_inf_loss(&scripted).await;
+    assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
+    assert_eq!(scripted.temperatures(LlmTask::Generate), vec![0.2, 0.2, 0.6]);
+    let repeated: Vec<(u32, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::AttemptFinished { attempt, feedback, .. } if feedback.starts_with("The same script") => {
+                Some((*attempt, feedback.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    // Attempt 2 is the tools' (they append the check that prints each result); the
+    // LLM's rewrite of it is attempt 1 again.
+    assert_eq!(
+        repeated,
+        vec![(
+            3,
+            "The same script as attempt 1; asking the LLM again at temperature 0.6."
+        )]
+    );
+    // The repeat never ran.
+    let ran: Vec<u32> = runtime_verdicts(&events).iter().map(|(attempt, _)| *attempt).collect();
+    assert_eq!(ran, vec![1, 2, 4]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,7 +5,7 @@
 //! stored transcript see the same run. Cancelling drops the work in flight, which kills
 //! a running sandbox job at once.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -289,6 +289,13 @@ impl Checked {
         }
     }
 
+    /// The script's top-level line that raised, when its run crashed (`python -c`
+    /// names the script `<string>`; the outermost frame is the top-level statement).
+    fn crash_line(&self) -> Option<u32> {
+        let traceback = self.run.as_ref()?.traceback.as_ref()?;
+        traceback.frames.iter().find(|f| f.file == "<string>").map(|f| f.line)
+    }
+
     /// Streams a check's verdict as it is known and keeps it for scoring.
     async fn record(&mut self, verdict: CheckVerdict, attempt: u32, events: &Sender<AgentEvent>) {
         emit(
@@ -378,8 +385,9 @@ async fn check_candidate(
 async fn llm_generate(
     llm: &dyn Llm,
     input: &GenInput<'_>,
-    previous: Option<(&Candidate, &str)>,
+    previous: Option<generate::Prior<'_>>,
     attempt: u32,
+    repeats: u32,
     events: &Sender<AgentEvent>,
 ) -> Result<Candidate, super::llm::LlmError> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -387,7 +395,11 @@ async fn llm_generate(
         let mut on_token = |text: &str| {
             let _ = tx.send(text.to_owned());
         };
-        generate::llm_candidate(llm, input, previous, u64::from(attempt), &mut on_token).await
+        let draw = generate::Draw {
+            seed: u64::from(attempt),
+            repeats,
+        };
+        generate::llm_candidate(llm, input, previous, draw, &mut on_token).await
     };
     let forward = async {
         while let Some(text) = rx.recv().await {
@@ -502,7 +514,8 @@ async fn run(
     } else {
         contexts.iter().take(config.max_contexts.max(1)).map(Some).collect()
     };
-    let mut seen: HashSet<String> = HashSet::new();
+    // Every script tried, with the attempt that first ran it.
+    let mut seen: HashMap<String, u32> = HashMap::new();
     let mut llm_working = llm.is_some();
     'contexts: for (index, context) in slots.iter().enumerate() {
         let context_number = if context.is_some() { index as u32 + 1 } else { 0 };
@@ -516,6 +529,8 @@ async fn run(
         };
         let mut previous: Option<(Candidate, Checked)> = None;
         let mut previous_by_tools = false;
+        // LLM drafts in a row that repeated an earlier script.
+        let mut repeats = 0;
         for round in 0..config.attempts_per_context.max(1) {
             if events.is_closed() {
                 break 'contexts;
@@ -535,7 +550,7 @@ async fn run(
                         && checked.verdict(CheckKind::Structural).is_none_or(|v| v.passed) =>
                 {
                     refine::rule_refine(&input, candidate, &checked.feedback())
-                        .filter(|next| !seen.contains(&next.code))
+                        .filter(|next| !seen.contains_key(&next.code))
                 }
                 _ => None,
             };
@@ -548,12 +563,14 @@ async fn run(
                 let llm = llm.as_deref().expect("llm_working implies an LLM");
                 attempt_started(events, attempt, context_number).await;
                 let feedback = previous.as_ref().map(|(_, c)| refine::feedback_text(&c.verdicts));
-                let prior = previous
-                    .as_ref()
-                    .zip(feedback.as_deref())
-                    .filter(|_| refining)
-                    .map(|((c, _), f)| (c, f));
-                match llm_generate(llm, &input, prior, attempt, events).await {
+                let prior = previous.as_ref().zip(feedback.as_deref()).filter(|_| refining).map(
+                    |((candidate, checked), feedback)| generate::Prior {
+                        candidate,
+                        feedback,
+                        crash_line: checked.crash_line(),
+                    },
+                );
+                match llm_generate(llm, &input, prior, attempt, repeats, events).await {
                     Ok(candidate) => candidate,
                     Err(e) => {
                         llm_working = false;
@@ -591,19 +608,34 @@ async fn run(
                 },
             )
             .await;
-            if !seen.insert(candidate.code.clone()) {
+            if let Some(&first) = seen.get(&candidate.code) {
+                // The rules are deterministic: the same script again means they have
+                // nothing new. An LLM is asked again, sampled more widely.
+                let resample = llm_working;
+                let feedback = if resample {
+                    repeats += 1;
+                    let temperature = generate::Draw { seed: 0, repeats }.temperature();
+                    format!("The same script as attempt {first}; asking the LLM again at temperature {temperature:.1}.")
+                } else {
+                    format!("The same script as attempt {first}; moving on.")
+                };
                 emit(
                     events,
                     AgentEvent::AttemptFinished {
                         attempt,
                         score: 0.0,
                         accepted: false,
-                        feedback: "The same script as an earlier attempt; moving on.".to_owned(),
+                        feedback,
                     },
                 )
                 .await;
+                if resample {
+                    continue;
+                }
                 break;
             }
+            seen.insert(candidate.code.clone(), attempt);
+            repeats = 0;
             let checked = check_candidate(
                 &candidate.code,
                 &restructured,

@@ -594,7 +594,8 @@ pub enum ScriptedReply {
 pub struct ScriptedLlm {
     replies: Mutex<Vec<ScriptedReply>>,
     asked: Mutex<HashMap<LlmTask, u32>>,
-    prompts: Mutex<Vec<(LlmTask, String)>>,
+    /// Every request: its task, last user message and temperature.
+    requests: Mutex<Vec<(LlmTask, String, f64)>>,
 }
 
 impl ScriptedLlm {
@@ -602,13 +603,29 @@ impl ScriptedLlm {
         Self {
             replies: Mutex::new(replies),
             asked: Mutex::new(HashMap::new()),
-            prompts: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
         }
     }
 
     /// Every request so far: its task and its last user message.
     pub fn prompts(&self) -> Vec<(LlmTask, String)> {
-        self.prompts.lock().map(|p| p.clone()).unwrap_or_default()
+        self.requests.lock().map_or_else(
+            |_| Vec::new(),
+            |r| r.iter().map(|(task, prompt, _)| (*task, prompt.clone())).collect(),
+        )
+    }
+
+    /// The temperature of every request of `task` so far, in order.
+    pub fn temperatures(&self, task: LlmTask) -> Vec<f64> {
+        self.requests.lock().map_or_else(
+            |_| Vec::new(),
+            |r| {
+                r.iter()
+                    .filter(|(t, ..)| *t == task)
+                    .map(|(.., temperature)| *temperature)
+                    .collect()
+            },
+        )
     }
 
     /// How many requests of `task` were made.
@@ -641,8 +658,8 @@ impl Llm for ScriptedLlm {
         on_token: &'a mut (dyn FnMut(&str) + Send),
     ) -> BoxFuture<'a, Result<String, LlmError>> {
         Box::pin(async move {
-            if let Ok(mut prompts) = self.prompts.lock() {
-                prompts.push((
+            if let Ok(mut requests) = self.requests.lock() {
+                requests.push((
                     params.task,
                     messages
                         .iter()
@@ -650,6 +667,7 @@ impl Llm for ScriptedLlm {
                         .find(|m| m.role == Role::User)
                         .map(|m| m.content.clone())
                         .unwrap_or_default(),
+                    params.temperature,
                 ));
             }
             let reply = self

@@ -170,10 +170,13 @@ pub async fn plan(
         {
             (steps.into_iter().map(|s| step(s.kind, s.description)).collect(), None)
         }
-        _ => (
-            rules,
-            Some("the LLM's plan was not a list of steps ending in a check; using the rules".to_owned()),
-        ),
+        _ => {
+            tracing::debug!(%answer, "the LLM's plan did not parse");
+            (
+                rules,
+                Some("the LLM's plan was not a list of steps ending in a check; using the rules".to_owned()),
+            )
+        }
     }
 }
 

@@ -68,6 +68,41 @@ pub enum Ask<'a> {
     Continue { draft: &'a str },
     /// The previous script corrected from its feedback.
     Refine { previous: &'a Candidate, feedback: &'a str },
+    /// Other lines after the draft in place of `lines`, the LLM's previous ones, which
+    /// ran without showing the bug: a short answer instead of the whole script retyped
+    /// (where small models drop or break the draft's lines).
+    Replace {
+        draft: &'a str,
+        lines: &'a str,
+        feedback: &'a str,
+    },
+}
+
+impl Ask<'_> {
+    /// Whether the answer goes after a draft, started by [`CONTINUE_PREFILL`].
+    fn appends(self) -> bool {
+        matches!(self, Ask::Continue { .. } | Ask::Replace { .. })
+    }
+}
+
+/// A previous attempt, as a refinement reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Prior<'a> {
+    pub candidate: &'a Candidate,
+    pub feedback: &'a str,
+    /// The script's top-level line that raised, when its run crashed.
+    pub crash_line: Option<u32>,
+}
+
+/// The draft and the lines an LLM appended to it (the prefill's comment up to the
+/// observer), when `code` is such a script; with the 1-based line the appended lines
+/// start at.
+fn appended_lines(code: &str) -> Option<(&str, &str, u32)> {
+    let comment = appended_comment();
+    let start = code.find(comment)?;
+    let end = code[start..].find(OBSERVER_MARK).map_or(code.len(), |i| start + i);
+    let line = u32::try_from(code[..start].lines().count()).ok()? + 1;
+    Some((&code[..start], &code[start + comment.len()..end], line))
 }
 
 /// The generation prompt: report, plan, the report's code, the context, and what is
@@ -103,7 +138,7 @@ pub fn generation_messages(input: &GenInput<'_>, ask: Ask<'_>) -> Vec<ChatMessag
             snippets.join("\n\n")
         );
     }
-    if let (Some(context), false) = (input.context, matches!(ask, Ask::Continue { .. })) {
+    if let (Some(context), false) = (input.context, ask.appends()) {
         let code: String = context.code.chars().take(MAX_CONTEXT_CHARS).collect();
         let _ = writeln!(
             user,
@@ -117,6 +152,18 @@ pub fn generation_messages(input: &GenInput<'_>, ask: Ask<'_>) -> Vec<ChatMessag
                 user,
                 "\nYour previous script:\n```python\n{}```\nFeedback on it:\n{feedback}\n\nWrite the corrected, complete script.",
                 previous.code
+            );
+        }
+        Ask::Replace { draft, lines, feedback } => {
+            let draft: String = draft.chars().take(MAX_CONTEXT_CHARS).collect();
+            let _ = writeln!(
+                user,
+                "\nThe tools assembled this draft from the report's code and the project:\n```python\n{draft}\n```\n\
+                 After it you appended:\n```python\n{}\n```\nRunning it gave:\n{feedback}\n\n\
+                 Write other lines to append to the draft in their place so that running it shows the bug: \
+                 data that fits the code, the calls that trigger the bug, and prints of the values the report talks about. \
+                 Do not repeat the draft.",
+                lines.trim()
             );
         }
         Ask::Continue { draft } => {
@@ -141,7 +188,7 @@ pub fn generation_messages(input: &GenInput<'_>, ask: Ask<'_>) -> Vec<ChatMessag
         ),
         ChatMessage::user(user),
     ];
-    if matches!(ask, Ask::Continue { .. }) {
+    if ask.appends() {
         messages.push(ChatMessage::assistant(CONTINUE_PREFILL));
     }
     messages
@@ -152,13 +199,36 @@ pub fn generation_messages(input: &GenInput<'_>, ask: Ask<'_>) -> Vec<ChatMessag
 const CONTINUE_PREFILL: &str =
     "```python\n# Synthetic inputs that fit the code above, then the calls that show the bug\n";
 
+/// The comment line of [`CONTINUE_PREFILL`], which starts the lines an LLM appends.
+fn appended_comment() -> &'static str {
+    CONTINUE_PREFILL.trim_start_matches("```python\n")
+}
+
 /// The answer with the prefill it continued, unless it started a code block of its own (a
 /// backend that does not continue a last assistant turn).
 fn with_prefill(ask: Ask<'_>, answer: String) -> String {
-    if matches!(ask, Ask::Continue { .. }) && !answer.trim_start().starts_with("```") {
+    if ask.appends() && !answer.trim_start().starts_with("```") {
         format!("{CONTINUE_PREFILL}{answer}")
     } else {
         answer
+    }
+}
+
+/// Which sample of the LLM a draft is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Draw {
+    pub seed: u64,
+    /// How many drafts in a row before this one repeated an earlier script: each raises
+    /// the temperature, so that a rewrite which keeps coming back the same is sampled
+    /// more widely instead of ending the refinement.
+    pub repeats: u32,
+}
+
+impl Draw {
+    /// 0.2 for a first try (close to greedy, what small models write best), then 0.6,
+    /// then 1.0 at most.
+    pub fn temperature(self) -> f64 {
+        f64::from(2 + 4 * self.repeats.min(2)) / 10.0
     }
 }
 
@@ -168,29 +238,46 @@ fn with_prefill(ask: Ask<'_>, answer: String) -> String {
 pub async fn llm_candidate(
     llm: &dyn Llm,
     input: &GenInput<'_>,
-    previous: Option<(&Candidate, &str)>,
-    seed: u64,
+    previous: Option<Prior<'_>>,
+    draw: Draw,
     on_token: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Candidate, LlmError> {
     // The rules' draft is needed only for a first candidate.
     let tools = previous.is_none().then(|| rule_candidate(input));
-    let (draft, observer) = match &tools {
-        Some(tools) => tools
-            .code
-            .split_at(tools.code.find(OBSERVER_MARK).unwrap_or(tools.code.len())),
-        None => ("", ""),
+    let (draft, observer) = match (&tools, previous) {
+        (Some(tools), _) => split_observer(&tools.code),
+        (None, Some(prior)) => split_observer(&prior.candidate.code),
+        (None, None) => ("", ""),
     };
     let has_draft = tools
         .as_ref()
         .is_some_and(|t| !t.edits.iter().any(|e| e.contains("wrote a skeleton")));
     let (ask, max_tokens) = match previous {
-        Some((previous, feedback)) => (Ask::Refine { previous, feedback }, 900),
+        Some(prior) => match appended_lines(&prior.candidate.code) {
+            // The appended lines ran (a crash in the draft needs the draft changed).
+            Some((draft, lines, start)) if prior.crash_line.is_none_or(|line| line >= start) => (
+                Ask::Replace {
+                    draft,
+                    lines,
+                    feedback: prior.feedback,
+                },
+                400,
+            ),
+            _ => (
+                Ask::Refine {
+                    previous: prior.candidate,
+                    feedback: prior.feedback,
+                },
+                900,
+            ),
+        },
         None if has_draft => (Ask::Continue { draft }, 400),
         None => (Ask::Script, 900),
     };
     let messages = generation_messages(input, ask);
     let params = GenParams {
-        seed,
+        seed: draw.seed,
+        temperature: draw.temperature(),
         ..GenParams::new(LlmTask::Generate, max_tokens)
     };
     let answer = with_prefill(ask, llm.complete(&messages, &params, on_token).await?);
@@ -202,12 +289,20 @@ pub async fn llm_candidate(
                 llm.name()
             )],
         ),
-        Ask::Continue { draft } => {
+        Ask::Continue { draft } | Ask::Replace { draft, .. } => {
             let mut edits = tools.as_ref().map(|t| t.edits.clone()).unwrap_or_default();
-            edits.push(format!("{} wrote the lines after the tools' draft", llm.name()));
-            let mut code = draft.trim_end().to_owned();
-            code.push_str("\n\n");
-            code.push_str(&new_blocks(draft, &extract_code(&answer)));
+            edits.push(if matches!(ask, Ask::Continue { .. }) {
+                format!("{} wrote the lines after the tools' draft", llm.name())
+            } else {
+                format!(
+                    "{} replaced the lines after the tools' draft from the checks' feedback",
+                    llm.name()
+                )
+            });
+            // The prefill's comment marks where the LLM's lines start, for a later
+            // refinement to replace them (see `appended_lines`).
+            let mut code = format!("{}\n\n{}", draft.trim_end(), appended_comment());
+            code.push_str(&new_blocks(&code, &extract_code(&answer)));
             (code, edits)
         }
         Ask::Script => (
@@ -223,12 +318,17 @@ pub async fn llm_candidate(
     {
         edits.push(edit);
     }
-    if matches!(ask, Ask::Continue { .. }) && !observer.is_empty() {
+    if ask.appends() && !observer.is_empty() {
         code.push('\n');
         code.push_str(observer);
     }
     edits.extend(polish_draft(input, &mut code));
     Ok(Candidate { code, edits })
+}
+
+/// A script split before the observer the tools append (the second part is empty without one).
+fn split_observer(code: &str) -> (&str, &str) {
+    code.split_at(code.find(OBSERVER_MARK).unwrap_or(code.len()))
 }
 
 /// Whether an answer stopped inside its code block (the token limit cut it).
@@ -279,7 +379,9 @@ mod tests {
         // A draft without its imports or seeds, training for far too long.
         let draft = "Here it is:\n```python\nw = np.zeros(3)\nfor epoch in range(500000):\n    w -= 0.1 * np.ones(3)\nprint(w)\n```\n";
         let llm = ScriptedLlm::new(vec![ScriptedReply::Any(draft.into())]);
-        let candidate = llm_candidate(&llm, &input, None, 0, &mut |_| {}).await.unwrap();
+        let candidate = llm_candidate(&llm, &input, None, Draw::default(), &mut |_| {})
+            .await
+            .unwrap();
         assert!(candidate.code.starts_with("import numpy as np\n"), "{}", candidate.code);
         assert!(candidate.code.contains("np.random.seed(0)"), "{}", candidate.code);
         assert!(candidate.code.contains("range(10000)"), "{}", candidate.code);
@@ -296,20 +398,28 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn a_first_draft_continues_the_tools_draft() {
-        use crate::llm::{ScriptedLlm, ScriptedReply};
+    /// A report whose code defines a loss and never calls it.
+    fn loss_report() -> (ParsedReport, replayground_shared::repro::RestructuredReport) {
         let report = ParsedReport::from(BugReport {
             title: "loss is nan".into(),
             snippets: vec!["def loss(p):\n    return -np.log(p).mean()\n".into()],
             ..BugReport::default()
         });
         let restructured = restructure_rules(&report);
+        (report, restructured)
+    }
+
+    #[tokio::test]
+    async fn a_first_draft_continues_the_tools_draft() {
+        use crate::llm::{ScriptedLlm, ScriptedReply};
+        let (report, restructured) = loss_report();
         let input = GenInput::of_report(&report, &restructured);
         let llm = ScriptedLlm::new(vec![ScriptedReply::Any(
             "```python\np = np.array([0.0, 0.5])\nprint('loss', loss(p))\n```".into(),
         )]);
-        let candidate = llm_candidate(&llm, &input, None, 0, &mut |_| {}).await.unwrap();
+        let candidate = llm_candidate(&llm, &input, None, Draw::default(), &mut |_| {})
+            .await
+            .unwrap();
         let (definition, call) = (
             candidate.code.find("def loss(p)").expect("the report's code is kept"),
             candidate
@@ -325,10 +435,7 @@ mod tests {
         assert!(prompt.contains("Write only the lines to append"), "{prompt}");
         // Without its own fence, an answer continues the prefill.
         let continued = with_prefill(Ask::Continue { draft: "" }, "x = 1\n```".to_owned());
-        assert_eq!(
-            extract_code(&continued),
-            format!("{}x = 1\n", CONTINUE_PREFILL.trim_start_matches("```python\n"))
-        );
+        assert_eq!(extract_code(&continued), format!("{}x = 1\n", appended_comment()));
         assert!(
             candidate
                 .edits
@@ -337,6 +444,64 @@ mod tests {
             "{:?}",
             candidate.edits
         );
+    }
+
+    #[tokio::test]
+    async fn a_refinement_replaces_the_lines_it_appended_unless_the_draft_crashed() {
+        use crate::llm::{ScriptedLlm, ScriptedReply};
+        let (report, restructured) = loss_report();
+        let input = GenInput::of_report(&report, &restructured);
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(
+            "```python\np = np.array([0.5, 0.5])\nprint('loss', loss(p))\n```".into(),
+        )]);
+        let first = llm_candidate(&llm, &input, None, Draw::default(), &mut |_| {})
+            .await
+            .unwrap();
+        let (_, lines, start) = appended_lines(&first.code).expect("the first draft appends lines");
+        assert!(lines.contains("np.array([0.5, 0.5])"), "{lines}");
+
+        // The appended lines ran without showing the bug: only they are asked for again.
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(
+            "p = np.array([0.0, 1.0])\nprint('loss', loss(p))\n```".into(),
+        )]);
+        let prior = Prior {
+            candidate: &first,
+            feedback: "Runtime check failed: it ran and looks like no anomaly.",
+            crash_line: None,
+        };
+        let second = llm_candidate(&llm, &input, Some(prior), Draw::default(), &mut |_| {})
+            .await
+            .unwrap();
+        let prompt = &llm.prompts()[0].1;
+        assert!(
+            prompt.contains("After it you appended") && prompt.contains("[0.5, 0.5]"),
+            "{prompt}"
+        );
+        assert!(second.code.contains("np.array([0.0, 1.0])"), "{}", second.code);
+        assert!(
+            !second.code.contains("[0.5, 0.5]"),
+            "the old lines are replaced: {}",
+            second.code
+        );
+        assert!(second.code.contains("def loss(p)"), "the draft stays: {}", second.code);
+        assert_eq!(
+            second.code.matches(OBSERVER_MARK).count(),
+            first.code.matches(OBSERVER_MARK).count(),
+            "{}",
+            second.code
+        );
+
+        // A crash inside the draft, before the appended lines: the whole script is rewritten.
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any("```python\nprint(1)\n```".into())]);
+        let prior = Prior {
+            crash_line: Some(start - 1),
+            ..prior
+        };
+        llm_candidate(&llm, &input, Some(prior), Draw::default(), &mut |_| {})
+            .await
+            .unwrap();
+        let prompt = &llm.prompts()[0].1;
+        assert!(prompt.contains("Write the corrected, complete script"), "{prompt}");
     }
 
     #[test]

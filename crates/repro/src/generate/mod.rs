@@ -18,7 +18,7 @@ use crate::project::Project;
 pub mod llm;
 pub mod rules;
 
-pub use llm::{Ask, extract_code, generation_messages, llm_candidate};
+pub use llm::{Ask, Draw, Prior, extract_code, generation_messages, llm_candidate};
 pub use rules::rule_candidate;
 
 /// A candidate script and the edits or reasons behind it.
