@@ -285,6 +285,27 @@ async fn a_rewrite_that_repeats_an_earlier_script_is_sampled_again_hotter() {
     // The repeat never ran.
     let ran: Vec<u32> = runtime_verdicts(&events).iter().map(|(attempt, _)| *attempt).collect();
     assert_eq!(ran, vec![1, 2, 4]);
+    // Relevance is judged for every run, but the LLM is asked only about the one that
+    // showed the bug, after it ran.
+    let relevance: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Check { attempt, verdict } if verdict.check == CheckKind::Relevance => Some(*attempt),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(relevance, vec![1, 2, 4]);
+    assert_eq!(scripted.asked(LlmTask::Relevance), 1);
+    let last_two: Vec<CheckKind> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Check { attempt: 4, verdict } => Some(verdict.check),
+            _ => None,
+        })
+        .rev()
+        .take(2)
+        .collect();
+    assert_eq!(last_two, vec![CheckKind::Relevance, CheckKind::Runtime]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

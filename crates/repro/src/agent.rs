@@ -349,12 +349,17 @@ async fn check_candidate(
         checked.record(verdict, attempt, events).await;
         checked.diagnostics = diagnostics;
     }
-    if config.on(Stage::Relevance) {
+    // A script that does not parse would only show a SyntaxError.
+    let runs = config.on(Stage::Runtime) && parses;
+    // The LLM's yes/no on relevance can change the verdict only of a run that shows the
+    // report's symptom, and a small model on a CPU takes 10-20 s to read the script:
+    // with an LLM, relevance waits for the run and asks it only then.
+    let relevance_after_run = llm.is_some() && runs;
+    if config.on(Stage::Relevance) && !relevance_after_run {
         let verdict = checks::relevance(code, text, deps.embedder.as_ref(), llm).await;
         checked.record(verdict, attempt, events).await;
     }
-    // A script that does not parse would only show a SyntaxError.
-    if config.on(Stage::Runtime) && parses {
+    if runs {
         let (verdict, run) = checks::runtime(
             deps.sandbox.as_ref(),
             &deps.python,
@@ -375,8 +380,13 @@ async fn check_candidate(
             project_modules,
         )
         .await;
+        let shown = verdict.passed && !verdict.approximated;
         checked.record(verdict, attempt, events).await;
         checked.run = run;
+        if config.on(Stage::Relevance) && relevance_after_run {
+            let verdict = checks::relevance(code, text, deps.embedder.as_ref(), llm.filter(|_| shown)).await;
+            checked.record(verdict, attempt, events).await;
+        }
     }
     checked
 }

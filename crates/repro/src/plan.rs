@@ -119,6 +119,16 @@ fn labelled_steps(answer: &str) -> Option<Vec<LlmStep>> {
     (!steps.is_empty()).then_some(steps)
 }
 
+/// The start of the LLM's plan, given to it (a prefill).
+const PLAN_PREFILL: &str = "environment:";
+
+/// Whether a plan answer starts with a step of its own or JSON rather than the first
+/// step's description.
+fn starts_afresh(answer: &str) -> bool {
+    let first = answer.trim_start().lines().next().unwrap_or_default();
+    first.starts_with(['{', '[', '`']) || labelled_steps(first).is_some()
+}
+
 /// The plan: the rules, refined by `llm` when given. The second value says why an LLM
 /// answer was not used, when it was not.
 pub async fn plan(
@@ -132,8 +142,8 @@ pub async fn plan(
     let messages = [
         ChatMessage::system(
             "You plan the reproduction of a deep-learning bug (task: plan). Answer with three to six lines and nothing else, \
-             one step each, as `kind: what to do` where kind is environment, data, model, training, inference or check; \
-             the last line is the check that shows the bug.",
+             one step each: its kind (environment, data, model, training, inference or check), a colon, then what to do \
+             for this bug; the last line is the check that shows the bug.",
         ),
         ChatMessage::user(format!(
             "Problem:\n{}\n\nObserved:\n{}\n\nContext: {}\n\nA draft plan:\n{}",
@@ -146,13 +156,19 @@ pub async fn plan(
                 .collect::<Vec<_>>()
                 .join("\n")
         )),
+        // Started for the model: small ones otherwise echo the format (`kind: check`).
+        ChatMessage::assistant(PLAN_PREFILL),
     ];
     let params = GenParams {
         temperature: 0.0,
         ..GenParams::new(LlmTask::Plan, 250)
     };
     let answer = match llm.complete(&messages, &params, on_token).await {
-        Ok(answer) => answer,
+        // An answer that starts with a step of its own (or is JSON) did not continue the
+        // prefill: a backend that does not continue the last assistant turn, or a model
+        // that skipped the first step.
+        Ok(answer) if starts_afresh(&answer) => answer,
+        Ok(answer) => format!("{PLAN_PREFILL}{answer}"),
         Err(e) => {
             return (
                 rules,
@@ -237,5 +253,14 @@ mod tests {
         );
         assert_eq!(steps[1].description, "X of shape (8, 3) with zeros in the first column");
         assert_eq!(kind_name(PlanStepKind::Training), "training");
+
+        // The model continues the plan's first label, given to it.
+        let continued = " numpy, seed 0\ndata: X with a zero column\ncheck: print the loss\n";
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(continued.into())]);
+        let (steps, note) = plan(&nan_report(), None, Some(&llm), &mut |_| {}).await;
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!(steps[0].kind, PlanStepKind::Environment);
+        assert_eq!(steps[0].description, "numpy, seed 0");
+        assert_eq!(steps.len(), 3);
     }
 }

@@ -27,10 +27,10 @@ pub fn extract_code(answer: &str) -> String {
 const CONTINUES: [&str; 7] = [")", "]", "}", "else", "elif", "except", "finally"];
 
 /// The top-level blocks of `continuation` (a statement at column 0 with its indented
-/// lines) that `draft` does not already hold: small models asked to continue a script
-/// often repeat it first, file markers and all.
+/// lines) that `draft` does not already hold, up to where the continuation starts
+/// looping: small models asked to continue a script often repeat it first, file markers
+/// and all, or go round their own lines until the token limit.
 fn new_blocks(draft: &str, continuation: &str) -> String {
-    let normalized = |block: &str| block.split_whitespace().collect::<Vec<_>>().join(" ");
     let known: String = normalized(draft);
     let mut blocks: Vec<String> = Vec::new();
     for line in continuation.lines() {
@@ -45,13 +45,47 @@ fn new_blocks(draft: &str, continuation: &str) -> String {
         }
     }
     let is_marker = |block: &str| block.trim().starts_with("# ---") && block.trim().ends_with("---");
-    blocks
+    let blocks: Vec<String> = blocks
         .into_iter()
         .filter(|block| {
             let n = normalized(block);
             !n.is_empty() && !is_marker(block) && !known.contains(&n)
         })
-        .collect()
+        .collect();
+    let end = loop_start(&blocks.iter().map(|b| normalized(b)).collect::<Vec<_>>());
+    blocks[..end].concat()
+}
+
+/// Code with its whitespace runs made single spaces.
+fn normalized(code: &str) -> String {
+    code.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Where `blocks` start going round in a loop: the end of the first of three copies in a
+/// row of some run of blocks (the third may be cut short, mid-block too). Two copies are
+/// kept, since a script may well do the same thing twice (a non-determinism shown by two
+/// runs).
+fn loop_start(blocks: &[String]) -> usize {
+    let n = blocks.len();
+    // `cut` is `whole` up to its last block, which may stop early.
+    let starts = |cut: &[String], whole: &[String]| {
+        !cut.is_empty()
+            && cut.len() <= whole.len()
+            && cut
+                .iter()
+                .zip(whole)
+                .enumerate()
+                .all(|(i, (c, w))| c == w || (i + 1 == cut.len() && w.starts_with(c.as_str())))
+    };
+    for start in 0..n {
+        for period in 1..=(n - start) / 2 {
+            let copy = |k: usize| &blocks[(start + k * period).min(n)..(start + (k + 1) * period).min(n)];
+            if copy(1) == copy(0) && starts(copy(2), copy(0)) {
+                return start + period;
+            }
+        }
+    }
+    n
 }
 
 /// Characters of project context put into a prompt.
@@ -513,6 +547,13 @@ mod tests {
             "x = np.zeros(3)\nprint(fit(x))\nif x.any():\n    pass\nelse:\n    print('zero')\n"
         );
         assert_eq!(new_blocks(draft, draft), "");
+        // A model that goes round its own lines until the token limit: one round is kept.
+        let looping = "y = 2\n# calls\nr = fit(x)\nprint(r)\n# calls\nr = fit(x)\nprint(r)\n# calls\nr = fi";
+        assert_eq!(new_blocks(draft, looping), "y = 2\n# calls\nr = fit(x)\nprint(r)\n");
+        // Twice may be meant (two runs that differ); three identical statements are a loop.
+        let twice = "r = fit(x)\nprint(r)\nr = fit(x)\nprint(r)\n";
+        assert_eq!(new_blocks(draft, twice), twice);
+        assert_eq!(new_blocks(draft, "step()\nstep()\nstep()\nstep()\n"), "step()\n");
     }
 
     #[test]
