@@ -62,11 +62,17 @@ pub fn metrics(text: &str) -> Vec<(String, f64)> {
 pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms: u64) -> RunObservation {
     let crashed = !matches!(termination, Termination::Exited(0));
     let traceback = if crashed { parse_traceback(stderr) } else { None };
+    // Python imports a dotted module's packages first, so `No module named 'a.b'` means
+    // `a` is installed and has no `b` (an API that moved or was removed): a bug in the
+    // script that a rewrite can fix, not a package this machine lacks. (A namespace
+    // package's part shipped apart, like `google.protobuf`, reads the same; such a run is
+    // refined on instead of stopping with an approximated result.)
     let missing = traceback.as_ref().and_then(|t| {
         if t.error_type == "ModuleNotFoundError" || t.error_type == "ImportError" {
             MISSING_MODULE
                 .captures(&t.message)
-                .map(|c| c[1].split('.').next().unwrap_or(&c[1]).to_owned())
+                .filter(|c| !c[1].contains('.'))
+                .map(|c| c[1].to_owned())
         } else {
             None
         }
@@ -159,6 +165,11 @@ mod tests {
             observe(Termination::Exited(1), "", stderr, 1).missing.as_deref(),
             Some("torch")
         );
+        // An installed package without the submodule the script imports.
+        let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 2, in <module>\nModuleNotFoundError: No module named 'keras.layers.core'\n";
+        let run = observe(Termination::Exited(1), "", stderr, 1);
+        assert_eq!(run.missing, None);
+        assert_eq!(run.symptom.error_type.as_deref(), Some("ModuleNotFoundError"));
         let stderr = "Traceback (most recent call last):\nAssertionError: Torch not compiled with CUDA enabled\n";
         assert_eq!(
             observe(Termination::Exited(1), "", stderr, 1).missing.as_deref(),
