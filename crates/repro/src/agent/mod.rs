@@ -11,8 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use replayground_shared::repro::{
-    AgentEvent, BugReport, CheckKind, CheckVerdict, PlanStep, RankedContext, ReproOutcome, RestructuredReport, Stage,
-    Symptom,
+    AgentEvent, BugReport, CheckKind, PlanStep, RankedContext, ReproOutcome, Stage, Symptom,
 };
 use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
@@ -21,7 +20,7 @@ use tokio_util::task::TaskTracker;
 /// A job's cancellation and the tracker of the threads it starts for CPU-bound work.
 type Work<'a> = (&'a CancellationToken, &'a TaskTracker);
 
-use super::checks::{self, RuffDiagnostic, RunObservation};
+use super::checks;
 use super::context::{
     self,
     embed::{CrossEncoder, Embedder},
@@ -30,11 +29,17 @@ use super::generate::{self, Candidate, GenInput};
 use super::llm::Llm;
 use super::plan;
 use super::project::Project;
-use super::refine::{self, Feedback};
+use super::refine;
 use super::report::ParsedReport;
 use super::restructure;
 use replayground_exec::sandbox::{RunLimits, Sandbox};
 use replayground_neural::service::NeuralService;
+
+mod candidate;
+mod events;
+
+use candidate::{Checked, check_candidate};
+use events::{attempt_started, emit, emit_lines, say};
 
 /// The models the agent uses, as `serve`, `repro` and `bench-repro` take them.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -236,159 +241,6 @@ pub async fn run_agent(
         })
         .await;
     outcome
-}
-
-async fn emit(events: &Sender<AgentEvent>, event: AgentEvent) {
-    // A closed channel means nobody listens any more; the loop checks for it between attempts.
-    let _ = events.send(event).await;
-}
-
-async fn attempt_started(events: &Sender<AgentEvent>, attempt: u32, context: u32) {
-    emit(events, AgentEvent::AttemptStarted { attempt, context }).await;
-}
-
-/// A script written by the rules, streamed line by line like an LLM's tokens.
-async fn emit_lines(events: &Sender<AgentEvent>, attempt: u32, code: &str) {
-    for line in code.split_inclusive('\n') {
-        emit(
-            events,
-            AgentEvent::Token {
-                attempt,
-                text: line.to_owned(),
-            },
-        )
-        .await;
-    }
-}
-
-async fn say(events: &Sender<AgentEvent>, stage: Stage, message: impl Into<String>) {
-    emit(
-        events,
-        AgentEvent::Progress {
-            stage,
-            message: message.into(),
-        },
-    )
-    .await;
-}
-
-/// The checks of one candidate and what they found.
-struct Checked {
-    verdicts: Vec<CheckVerdict>,
-    diagnostics: Vec<RuffDiagnostic>,
-    run: Option<RunObservation>,
-}
-
-impl Checked {
-    /// The verdicts, diagnostics and run as refinement reads them.
-    fn feedback(&self) -> Feedback<'_> {
-        Feedback {
-            verdicts: &self.verdicts,
-            diagnostics: &self.diagnostics,
-            run: self.run.as_ref(),
-        }
-    }
-
-    /// The script's top-level line that raised, when its run crashed (`python -c`
-    /// names the script `<string>`; the outermost frame is the top-level statement).
-    fn crash_line(&self) -> Option<u32> {
-        let traceback = self.run.as_ref()?.traceback.as_ref()?;
-        traceback.frames.iter().find(|f| f.file == "<string>").map(|f| f.line)
-    }
-
-    /// Streams a check's verdict as it is known and keeps it for scoring.
-    async fn record(&mut self, verdict: CheckVerdict, attempt: u32, events: &Sender<AgentEvent>) {
-        emit(
-            events,
-            AgentEvent::Check {
-                attempt,
-                verdict: verdict.clone(),
-            },
-        )
-        .await;
-        self.verdicts.push(verdict);
-    }
-
-    fn verdict(&self, kind: CheckKind) -> Option<&CheckVerdict> {
-        self.verdicts.iter().find(|v| v.check == kind)
-    }
-
-    /// The combined score, and whether a run was observed.
-    fn score(&self) -> (f32, bool) {
-        checks::combined_score(&self.verdicts)
-    }
-}
-
-// The checks need the candidate, the report and the whole run's settings.
-#[allow(clippy::too_many_arguments)]
-async fn check_candidate(
-    code: &str,
-    restructured: &RestructuredReport,
-    text: &str,
-    deps: &AgentDeps,
-    config: &AgentConfig,
-    ruff: Option<&std::path::Path>,
-    project_modules: &[String],
-    attempt: u32,
-    events: &Sender<AgentEvent>,
-) -> Checked {
-    let mut checked = Checked {
-        verdicts: Vec::new(),
-        diagnostics: Vec::new(),
-        run: None,
-    };
-    let llm = deps.llm.as_deref();
-    let mut parses = true;
-    if config.on(Stage::Structural) {
-        let verdict = checks::structural(code);
-        parses = verdict.passed;
-        checked.record(verdict, attempt, events).await;
-    }
-    if config.on(Stage::Static) {
-        let (verdict, diagnostics) = checks::static_check(code, ruff).await;
-        checked.record(verdict, attempt, events).await;
-        checked.diagnostics = diagnostics;
-    }
-    // A script that does not parse would only show a SyntaxError.
-    let runs = config.on(Stage::Runtime) && parses;
-    // The LLM's yes/no on relevance can change the verdict only of a run that shows the
-    // report's symptom, and a small model on a CPU takes 10-20 s to read the script:
-    // with an LLM, relevance waits for the run and asks it only then.
-    let relevance_after_run = llm.is_some() && runs;
-    if config.on(Stage::Relevance) && !relevance_after_run {
-        let verdict = checks::relevance(code, text, deps.embedder.as_ref(), llm).await;
-        checked.record(verdict, attempt, events).await;
-    }
-    if runs {
-        let (verdict, run) = checks::runtime(
-            deps.sandbox.as_ref(),
-            &deps.python,
-            &config.run_limits,
-            code,
-            restructured,
-            checks::Approximators {
-                llm,
-                neural: deps.neural.as_ref(),
-                on_start: Some(&|message| {
-                    // Progress only: a full channel drops it rather than stall the check.
-                    let _ = events.try_send(AgentEvent::Progress {
-                        stage: Stage::Runtime,
-                        message,
-                    });
-                }),
-            },
-            project_modules,
-        )
-        .await;
-        let shown = verdict.passed && !verdict.approximated;
-        checked.record(verdict, attempt, events).await;
-        checked.run = run;
-        if config.on(Stage::Relevance) && relevance_after_run {
-            let verdict = checks::relevance(code, text, deps.embedder.as_ref(), llm.filter(|_| shown)).await;
-            checked.record(verdict, attempt, events).await;
-        }
-    }
-    checked
 }
 
 /// Generates with the LLM, forwarding its tokens as `Token` events while it writes.
