@@ -1,6 +1,6 @@
 //! How the agent tells its listener what happens: every stage's events go through here.
 
-use replayground_shared::repro::{AgentEvent, Stage};
+use replayground_shared::repro::{AgentEvent, ReproOutcome, Stage};
 use tokio::sync::mpsc::Sender;
 
 pub(super) async fn emit(events: &Sender<AgentEvent>, event: AgentEvent) {
@@ -35,4 +35,16 @@ pub(super) async fn say(events: &Sender<AgentEvent>, stage: Stage, message: impl
         },
     )
     .await;
+}
+
+/// Ends a run: tells the listener its outcome and hands the outcome back.
+pub(super) async fn finished(events: &Sender<AgentEvent>, outcome: ReproOutcome) -> ReproOutcome {
+    emit(
+        events,
+        AgentEvent::Finished {
+            outcome: outcome.clone(),
+        },
+    )
+    .await;
+    outcome
 }

@@ -39,7 +39,7 @@ mod candidate;
 mod events;
 
 use candidate::{Checked, check_candidate};
-use events::{attempt_started, emit, emit_lines, say};
+use events::{attempt_started, emit, emit_lines, finished, say};
 
 /// The models the agent uses, as `serve`, `repro` and `bench-repro` take them.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -537,15 +537,7 @@ async fn run(
                 });
             }
             if accepted {
-                let outcome = progress.outcome(true, started);
-                emit(
-                    events,
-                    AgentEvent::Finished {
-                        outcome: outcome.clone(),
-                    },
-                )
-                .await;
-                return outcome;
+                return finished(events, progress.outcome(true, started)).await;
             }
             if let Some(missing) = checked
                 .run
@@ -564,13 +556,5 @@ async fn run(
             previous = Some((candidate, checked));
         }
     }
-    let outcome = progress.outcome(false, started);
-    emit(
-        events,
-        AgentEvent::Finished {
-            outcome: outcome.clone(),
-        },
-    )
-    .await;
-    outcome
+    finished(events, progress.outcome(false, started)).await
 }
