@@ -15,7 +15,8 @@ use tokenizers::Tokenizer;
 
 use crate::chat::{ChatMessage, END_OF_TURN, chat_prompt};
 use crate::error::{LlmError, Result};
-use crate::model::{Hparams, KvCache, Qwen2};
+use crate::model::{Hparams, Qwen2};
+use crate::prompt_cache::{DEFAULT_KEPT_PROMPTS, Prefilled, PromptCache};
 use crate::stream::TokenStream;
 
 /// How to sample.
@@ -67,6 +68,8 @@ pub struct Generation {
     /// The generated token ids, without the stop token.
     pub tokens: Vec<u32>,
     pub prompt_tokens: usize,
+    /// How many of the prompt's tokens were not read again: an earlier prompt started the same.
+    pub reused_prompt_tokens: usize,
     pub stop: StopReason,
     /// Time to read the prompt (up to the first new token's logits).
     pub prefill: Duration,
@@ -83,8 +86,9 @@ struct Loaded {
     stop_ids: Vec<u32>,
     name: String,
     path: PathBuf,
-    /// One generation at a time: the weights are shared, this cache is the state.
-    cache: Mutex<KvCache>,
+    /// One generation at a time: the weights are shared, the prompts read last are the
+    /// state (a prompt that starts like one of them reads only the rest).
+    prompts: Mutex<PromptCache>,
 }
 
 /// A Qwen2 GGUF model loaded once; cloning shares it.
@@ -161,7 +165,7 @@ impl LocalLlm {
         if stop_ids.is_empty() {
             return Err(format("it names no end-of-turn token".into()));
         }
-        let cache = Mutex::new(model.new_cache());
+        let prompts = Mutex::new(PromptCache::new(DEFAULT_KEPT_PROMPTS));
         Ok(Self {
             inner: Arc::new(Loaded {
                 model,
@@ -169,7 +173,7 @@ impl LocalLlm {
                 stop_ids,
                 name,
                 path: path.to_path_buf(),
-                cache,
+                prompts,
             }),
         })
     }
@@ -233,6 +237,20 @@ impl LocalLlm {
         cancel: &AtomicBool,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Generation> {
+        let mut prompts = self.inner.prompts.lock().unwrap_or_else(PoisonError::into_inner);
+        self.generate_with(&mut prompts, prompt, params, cancel, on_text)
+    }
+
+    /// [`Self::generate_ids`] starting from (and keeping its prompt in) `prompts` instead
+    /// of the prompts this model keeps for its callers.
+    pub fn generate_with(
+        &self,
+        prompts: &mut PromptCache,
+        prompt: &[u32],
+        params: &GenerationParams,
+        cancel: &AtomicBool,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Generation> {
         let inner = &*self.inner;
         let context = inner.model.hparams.context_length;
         if prompt.is_empty() {
@@ -244,8 +262,6 @@ impl LocalLlm {
                 max: context - 1,
             });
         }
-        let mut cache = inner.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        cache.clear();
         let mut sampler = LogitsProcessor::from_sampling(params.seed, sampling(params));
         let mut stream = TokenStream::new(&inner.tokenizer);
         let mut text = String::new();
@@ -256,20 +272,16 @@ impl LocalLlm {
             }
         };
         let started = Instant::now();
-        let mut logits = None;
-        for chunk in prompt.chunks(PREFILL_CHUNK) {
-            if cancel.load(Ordering::Relaxed) {
-                logits = None;
-                break;
-            }
-            logits = Some(inner.model.forward(chunk, &mut cache)?);
-        }
+        let prefilled = prompts.read(&inner.model, prompt, cancel)?;
         let prefill = started.elapsed();
+        let reused_prompt_tokens = prefilled.as_ref().map_or(0, |p| p.reused);
         let decode_started = Instant::now();
-        let stop = match logits {
+        let stop = match prefilled {
             None => StopReason::Cancelled,
             Some(_) if params.max_tokens == 0 => StopReason::MaxTokens,
-            Some(mut logits) => loop {
+            Some(Prefilled {
+                mut cache, mut logits, ..
+            }) => loop {
                 if (params.repeat_penalty - 1.0).abs() > f32::EPSILON {
                     let recent = stream.tokens();
                     let recent = &recent[recent.len().saturating_sub(REPEAT_WINDOW)..];
@@ -297,6 +309,7 @@ impl LocalLlm {
             text,
             tokens: stream.tokens().to_vec(),
             prompt_tokens: prompt.len(),
+            reused_prompt_tokens,
             stop,
             prefill,
             decode: decode_started.elapsed(),

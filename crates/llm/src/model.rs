@@ -238,6 +238,24 @@ impl KvCache {
     pub fn clear(&mut self) {
         self.blocks.iter_mut().for_each(candle_nn::kv_cache::KvCache::reset);
     }
+
+    /// A copy holding only the first `len` positions (all of them when `len` is larger),
+    /// in storage of its own: writing to either leaves the other as it was.
+    pub fn truncated(&self, len: usize) -> Result<Self> {
+        let len = len.min(self.len());
+        let blocks = self
+            .blocks
+            .iter()
+            .map(|block| {
+                let mut copy = candle_nn::kv_cache::KvCache::new(2, CACHE_CHUNK);
+                if let (Some(k), Some(v), true) = (block.k()?, block.v()?, len > 0) {
+                    copy.append(&k.narrow(2, 0, len)?.contiguous()?, &v.narrow(2, 0, len)?.contiguous()?)?;
+                }
+                Ok(copy)
+            })
+            .collect::<Result<_>>()?;
+        Ok(Self { blocks })
+    }
 }
 
 /// Positions the cache grows by; it starts this large and never copies more often.

@@ -310,3 +310,85 @@ fn a_repeat_penalty_breaks_a_loop_that_greedy_decoding_falls_into() {
     let fresh = model.generate(&prompt, &penalised, &never, &mut |_| {}).unwrap();
     assert_eq!(distinct(&fresh.tokens), fresh.tokens.len(), "{:?}", fresh.text);
 }
+
+#[test]
+fn a_prompt_that_starts_like_a_kept_one_reads_only_the_rest_and_answers_the_same() {
+    let llm = model();
+    let model = llm.model();
+    let never = AtomicBool::new(false);
+    let logits_of = |p: &replayground_llm::Prefilled| p.logits.to_vec1::<f32>().unwrap();
+    let fresh = |ids: &[u32]| {
+        let mut cache = model.new_cache();
+        model.forward(ids, &mut cache).unwrap().to_vec1::<f32>().unwrap()
+    };
+    let close = |a: &[f32], b: &[f32]| {
+        let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+        let argmax = |v: &[f32]| v.iter().enumerate().max_by(|x, y| x.1.total_cmp(y.1)).unwrap().0;
+        assert!(worst < 1e-2, "logits differ by {worst}");
+        assert_eq!(argmax(a), argmax(b));
+    };
+    let shared = "You are a Python debugger. The program below computes the area of rectangles.\n\
+                  def area(w, h):\n    return w * h\n\nprint(area(2, 3))\n";
+    let first = llm.encode(&format!("{shared}Question: what does it print?")).unwrap();
+    let second = llm
+        .encode(&format!("{shared}Question: which function does it call?"))
+        .unwrap();
+    let start = first.iter().zip(&second).take_while(|(a, b)| a == b).count();
+    assert!(start >= 16, "the prompts share {start} tokens");
+
+    let mut prompts = replayground_llm::PromptCache::new(2);
+    let a = prompts.read(model, &first, &never).unwrap().unwrap();
+    assert_eq!(a.reused, 0);
+    let a_logits = logits_of(&a);
+    close(&a_logits, &fresh(&first));
+
+    let b = prompts.read(model, &second, &never).unwrap().unwrap();
+    assert_eq!(b.reused, start, "only the differing end is read");
+    assert_eq!(b.cache.len(), second.len());
+    close(&logits_of(&b), &fresh(&second));
+
+    // The first prompt is still kept, unchanged by the second's reading from a cut copy.
+    let again = prompts.read(model, &first, &never).unwrap().unwrap();
+    assert_eq!(again.reused, first.len());
+    assert_eq!(logits_of(&again), a_logits);
+
+    // A prompt that extends a kept one reads only its new tokens and takes its place.
+    let longer = llm
+        .encode(&format!("{shared}Question: what does it print? Answer in one word."))
+        .unwrap();
+    let c = prompts.read(model, &longer, &never).unwrap().unwrap();
+    assert_eq!(c.reused, first.len());
+    close(&logits_of(&c), &fresh(&longer));
+    assert_eq!(prompts.len(), 2);
+}
+
+#[test]
+fn a_chat_asked_again_with_another_question_reuses_the_shared_start() {
+    let llm = model();
+    let never = AtomicBool::new(false);
+    let mut prompts = replayground_llm::PromptCache::new(4);
+    let mut ask = |question: &str| {
+        let prompt = chat_prompt(&[
+            ChatMessage::system("You answer questions about Python code in one short sentence."),
+            ChatMessage::user(format!("def add(a, b):\n    return a + b\n\n{question}")),
+        ]);
+        let ids = llm.encode(&prompt).unwrap();
+        llm.generate_with(&mut prompts, &ids, &GenerationParams::greedy(12), &never, &mut |_| {})
+            .unwrap()
+    };
+    let first = ask("What does `add` return?");
+    assert_eq!(first.reused_prompt_tokens, 0);
+    let again = ask("What does `add` return?");
+    assert_eq!(again.reused_prompt_tokens, again.prompt_tokens);
+    assert_eq!(
+        again.tokens, first.tokens,
+        "the same prompt gives the same greedy answer"
+    );
+    let other = ask("How many parameters does `add` take?");
+    assert!(
+        other.reused_prompt_tokens >= 20 && other.reused_prompt_tokens < other.prompt_tokens,
+        "{} of {} prompt tokens reused",
+        other.reused_prompt_tokens,
+        other.prompt_tokens
+    );
+}

@@ -8,15 +8,16 @@
 //! parses and names only lines, frames and variables the program can have.
 //!
 //! A debugging session or an evaluation walks a trajectory forward, so each prompt
-//! extends the one before: the key-value cache of the last prompt is kept, and only the
-//! new states are read.
+//! extends the one before: the key-value caches of the last prompts are kept
+//! ([`PromptCache`]), and only the new states are read.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use candle_core::Device;
 use replayground_llm::catalogue::{self, CATALOGUE, CataloguedModel};
 use replayground_llm::model::KvCache;
-use replayground_llm::{ChatMessage, LocalLlm, PREFILL_CHUNK, chat_prompt};
+use replayground_llm::{ChatMessage, LocalLlm, PromptCache, chat_prompt};
 use replayground_shared::Action;
 use replayground_shared::trace_lang::{self, Trajectory};
 use tokenizers::Tokenizer;
@@ -73,16 +74,9 @@ pub struct InContextDebugger {
     token_bytes: Vec<Vec<u8>>,
     header: String,
     max_prompt_tokens: usize,
-    /// The header alone, read once: every prompt starts with it.
-    header_read: Option<Read>,
-    /// The last prompt read, the cache holding exactly it, and the logits after it.
-    read: Option<Read>,
-}
-
-struct Read {
-    ids: Vec<u32>,
-    cache: KvCache,
-    logits: Vec<f32>,
+    /// The last prompts read: the next one (the same program with one more state, or
+    /// another program after the same header) reads only what they did not hold.
+    prompts: PromptCache,
 }
 
 impl InContextDebugger {
@@ -99,8 +93,7 @@ impl InContextDebugger {
             token_bytes,
             header: header(),
             max_prompt_tokens: DEFAULT_MAX_PROMPT_TOKENS,
-            header_read: None,
-            read: None,
+            prompts: PromptCache::new(2),
         }
     }
 
@@ -111,57 +104,13 @@ impl InContextDebugger {
         self
     }
 
-    /// The logits after `ids`, reading only what the last prompt (or the header, for a
-    /// new program) did not hold.
+    /// The cache and logits after `ids`, reading only what the prompts before it did not hold.
     fn read_prompt(&mut self, ids: &[u32]) -> anyhow::Result<(KvCache, Vec<f32>)> {
-        if let Some(read) = &self.read
-            && read.ids == ids
-        {
-            return Ok((read.cache.clone(), read.logits.clone()));
-        }
-        if self.header_read.is_none() {
-            let header = self.llm.encode(&self.header)?;
-            if ids.starts_with(&header) {
-                self.header_read = Some(self.extend(None, &header)?);
-            }
-        }
-        let last = self.read.take().filter(|r| ids.starts_with(&r.ids));
-        let start = last.or_else(|| {
-            self.header_read
-                .as_ref()
-                .filter(|h| ids.starts_with(&h.ids))
-                .map(|h| Read {
-                    ids: h.ids.clone(),
-                    cache: h.cache.clone(),
-                    logits: h.logits.clone(),
-                })
-        });
-        let read = self.extend(start, ids)?;
-        let answer = (read.cache.clone(), read.logits.clone());
-        self.read = Some(read);
-        Ok(answer)
-    }
-
-    /// `start` (a prefix of `ids` already read, or nothing) extended to all of `ids`.
-    fn extend(&self, start: Option<Read>, ids: &[u32]) -> anyhow::Result<Read> {
-        let model = self.llm.model();
-        let Read {
-            mut cache,
-            mut logits,
-            ids: done,
-        } = start.unwrap_or_else(|| Read {
-            ids: Vec::new(),
-            cache: model.new_cache(),
-            logits: Vec::new(),
-        });
-        for chunk in ids[done.len()..].chunks(PREFILL_CHUNK) {
-            logits = model.forward(chunk, &mut cache)?.flatten_all()?.to_vec1::<f32>()?;
-        }
-        Ok(Read {
-            ids: ids.to_vec(),
-            cache,
-            logits,
-        })
+        let read = self
+            .prompts
+            .read(self.llm.model(), ids, &AtomicBool::new(false))?
+            .expect("never cancelled");
+        Ok((read.cache, read.logits.to_vec1::<f32>()?))
     }
 }
 

@@ -560,6 +560,7 @@ impl Llm for GgufLlm {
         };
         let loaded = Arc::clone(&self.loaded);
         let path = self.path.clone();
+        let task = params.task;
         Box::pin(generate_blocking(
             self.path.display().to_string(),
             on_token,
@@ -574,7 +575,18 @@ impl Llm for GgufLlm {
                 });
                 let llm = llm.as_ref().map_err(Clone::clone)?;
                 llm.chat(&chat, &generation, stop, &mut |piece| out(piece))
-                    .map(|g| g.text)
+                    .map(|g| {
+                        tracing::debug!(
+                            ?task,
+                            prompt_tokens = g.prompt_tokens,
+                            reused_prompt_tokens = g.reused_prompt_tokens,
+                            prefill_s = g.prefill.as_secs_f64(),
+                            new_tokens = g.tokens.len(),
+                            decode_s = g.decode.as_secs_f64(),
+                            "LLM answer"
+                        );
+                        g.text
+                    })
                     .map_err(|e| e.to_string())
             },
         ))
