@@ -65,7 +65,7 @@ async fn run(suite: Suite, samples: usize, temperature: f64) -> CruxEvalReport {
             top_p: Some(0.95),
             seed: 5,
             max_tokens: 48,
-            bounded: true,
+            ..Sampling::default()
         },
         rollout: Rollout::StepReturn,
         max_rollout_steps: 8,

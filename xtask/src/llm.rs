@@ -257,6 +257,13 @@ pub(crate) fn bench(project: &Project, python: Option<PathBuf>, threads: u32, pr
         number(&candle, "decode_tok_s") / number(&llama, "decode_tok_s"),
         number(&candle, "peak_rss_mib") / number(&llama, "peak_rss_mib"),
     );
+    println!(
+        "prompt cache (candle): the same prompt with its last {:.0} tokens changed is read in {:.2} s after the first, {:.2} s without it ({:.2}x)",
+        number(&candle, "changed_tail_tokens"),
+        number(&candle, "changed_tail_prefill_s"),
+        number(&candle, "changed_prompt_prefill_s"),
+        number(&candle, "prompt_cache_time_ratio"),
+    );
     Ok(())
 }
 

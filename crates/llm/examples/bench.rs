@@ -1,5 +1,6 @@
-//! Prompt-processing and decode speed of the candle runtime on one GGUF file, and its peak
-//! memory. `cargo xtask bench-llm` runs this beside llama.cpp on the same prompt ids
+//! Prompt-processing and decode speed of the candle runtime on one GGUF file, its peak
+//! memory, and what the prompt cache saves on a prompt that shares all but its last 64
+//! tokens with the one before (the time to read it with the cache over without, best of 2). `cargo xtask bench-llm` runs this beside llama.cpp on the same prompt ids
 //! (which it writes to `IDS_OUT`) and prints the comparison.
 //!
 //! `cargo run --release -p replayground-llm --example bench -- MODEL.gguf [PROMPT_TOKENS] [DECODE_TOKENS] [IDS_OUT]`
@@ -11,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use replayground_llm::{LocalLlm, default_device};
+use replayground_llm::{GenerationParams, LocalLlm, PromptCache, default_device};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,9 +41,11 @@ fn main() -> Result<()> {
     let mut best_decode = 0.0f64;
     for _ in 0..2 {
         // Ignore end-of-turn: decode exactly `decode_tokens` tokens, as llama.cpp does.
-        let generation = llm.generate_ids(
+        // An empty prompt cache each time: the whole prompt is read.
+        let generation = llm.generate_with(
+            &mut PromptCache::new(1),
             &ids,
-            &replayground_llm::GenerationParams::greedy(decode_tokens),
+            &GenerationParams::greedy(decode_tokens),
             &never,
             &mut |_| {},
         )?;
@@ -51,6 +54,24 @@ fn main() -> Result<()> {
         if decoded > 0 {
             best_decode = best_decode.max(decoded as f64 / generation.decode.as_secs_f64());
         }
+    }
+    // The same prompt with its last 64 tokens changed, read after the first one.
+    let mut changed = ids.clone();
+    let tail = changed.len().saturating_sub(64);
+    changed[tail..].reverse();
+    let mut cached = f64::MAX;
+    let mut uncached = f64::MAX;
+    for _ in 0..2 {
+        let one = GenerationParams::greedy(1);
+        let mut prompts = PromptCache::new(1);
+        llm.generate_with(&mut prompts, &ids, &one, &never, &mut |_| {})?;
+        cached = cached.min(
+            llm.generate_with(&mut prompts, &changed, &one, &never, &mut |_| {})?
+                .prefill
+                .as_secs_f64(),
+        );
+        let fresh = llm.generate_with(&mut PromptCache::new(1), &changed, &one, &never, &mut |_| {})?;
+        uncached = uncached.min(fresh.prefill.as_secs_f64());
     }
     let peak_rss_mib = peak_rss_kib().map(|kib| kib as f64 / 1024.0);
     println!(
@@ -63,6 +84,10 @@ fn main() -> Result<()> {
             "prompt_tokens": ids.len(),
             "prefill_tok_s": best_prefill,
             "decode_tok_s": best_decode,
+            "changed_tail_tokens": changed.len() - tail,
+            "changed_tail_prefill_s": cached,
+            "changed_prompt_prefill_s": uncached,
+            "prompt_cache_time_ratio": cached / uncached,
             "peak_rss_mib": peak_rss_mib,
         })
     );

@@ -142,6 +142,10 @@ pub struct SamplingArgs {
     /// action allow (lines, frames, names, depths): to measure what those bounds add.
     #[arg(long)]
     pub grammar_only: bool,
+    /// Decode every token, also where the grammar and bounds leave no choice (a code
+    /// LLM otherwise reads that text in one forward pass): to measure what that saves.
+    #[arg(long)]
+    pub no_jump_forward: bool,
 }
 
 impl SamplingArgs {
@@ -152,6 +156,7 @@ impl SamplingArgs {
             seed: self.sample_seed,
             max_tokens: self.max_tokens,
             bounded: !self.grammar_only,
+            jump_forward: !self.no_jump_forward,
         }
     }
 }

@@ -163,10 +163,11 @@ impl Engine for InContextDebugger {
         );
         let budget = sampling.max_tokens.min(context - ids.len());
         let (mut cache, first) = self.read_prompt(&ids)?;
-        let model = self.llm.model();
+        let (llm, model) = (&self.llm, self.llm.model());
         decode_state_line(
             first,
-            &mut |token| Ok(model.forward(&[token], &mut cache)?.flatten_all()?.to_vec1::<f32>()?),
+            &mut |tokens| Ok(model.forward(tokens, &mut cache)?.flatten_all()?.to_vec1::<f32>()?),
+            Some(&|text| Ok(llm.encode(text)?)),
             &self.token_bytes,
             guide,
             sampling,

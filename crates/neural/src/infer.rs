@@ -23,8 +23,8 @@ use replayground_shared::trace_lang::{self, StateLineMachine, Trajectory, normal
 use replayground_shared::{Action, State};
 use tokenizers::Tokenizer;
 
-use super::bounds::Bounds;
 pub use super::bounds::Guide;
+use super::bounds::{Bounds, Scan};
 use super::model::{Qwen2Checkpoint, Qwen2Config};
 
 /// How to pick tokens.
@@ -39,6 +39,11 @@ pub struct Sampling {
     /// Whether the code's and the action's [`Bounds`] apply besides the grammar (off
     /// only to measure what they add).
     pub bounded: bool,
+    /// Whether text the grammar and bounds leave no choice about (` <|vars|>{"`, a
+    /// frame's function, the names it must show again) is read in one forward pass
+    /// instead of decoded token by token, where the engine can tokenize it (off only to
+    /// measure what it saves).
+    pub jump_forward: bool,
 }
 
 impl Default for Sampling {
@@ -49,6 +54,7 @@ impl Default for Sampling {
             seed: 0,
             max_tokens: 256,
             bounded: true,
+            jump_forward: true,
         }
     }
 }
@@ -250,12 +256,16 @@ impl Engine for NeuralDebugger {
         let (model, device) = (&mut self.model, &self.device);
         decode_state_line(
             first,
-            &mut |token| {
-                let input = Tensor::new(&[token], device)?.unsqueeze(0)?;
+            &mut |tokens| {
+                let [token] = tokens else {
+                    anyhow::bail!("the from-scratch model reads one token at a time")
+                };
+                let input = Tensor::new(&[*token], device)?.unsqueeze(0)?;
                 let logits = forward_logits(model, &input, position);
                 position += 1;
                 logits
             },
+            None,
             &self.token_bytes,
             guide,
             sampling,
@@ -411,14 +421,23 @@ pub(crate) fn fitted_prompt(
     }
 }
 
+/// Turns text into the engine's token ids, for [`decode_state_line`]'s jump forward.
+pub(crate) type Encode<'a> = &'a dyn Fn(&str) -> anyhow::Result<Vec<u32>>;
+
 /// Decodes one state line under the trace language's grammar. `first` holds the logits
-/// after the prompt; `next` reads one chosen token and returns the logits after it.
+/// after the prompt; `next` reads the chosen tokens (one, or with `encode` the forced
+/// text after it too) and returns the logits after the last.
 /// Tokens whose bytes would leave the grammar (or are empty: special tokens an engine
 /// refuses) are never chosen; greedy decoding takes the best allowed token, checking the
-/// likeliest first, so a large vocabulary costs little.
+/// likeliest first, so a large vocabulary costs little. With `encode` (and
+/// `sampling.jump_forward`), the bytes that the grammar and bounds then leave no choice
+/// about are tokenized and read with the chosen token in one forward pass: a CPU reads
+/// a token of a prompt several times faster than it decodes one.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn decode_state_line(
     first: Vec<f32>,
-    next: &mut dyn FnMut(u32) -> anyhow::Result<Vec<f32>>,
+    next: &mut dyn FnMut(&[u32]) -> anyhow::Result<Vec<f32>>,
+    encode: Option<Encode<'_>>,
     token_bytes: &[Vec<u8>],
     guide: &Guide<'_>,
     sampling: &Sampling,
@@ -477,10 +496,26 @@ pub(crate) fn decode_state_line(
         bytes.extend_from_slice(piece);
         on_text(&String::from_utf8_lossy(piece));
         produced += 1;
+        let mut read = vec![token];
+        if let Some(encode) = encode.filter(|_| sampling.jump_forward && !machine.is_done()) {
+            let forced = forced_bytes(&machine, bounded.then_some(&scan), &unchanged, &bytes);
+            if let Some((ids, forced)) = forced_tokens(&forced, encode, token_bytes)?
+                && produced + ids.len() <= budget
+            {
+                machine.feed(&forced);
+                if bounded {
+                    scan.feed(&forced);
+                }
+                bytes.extend_from_slice(&forced);
+                on_text(&String::from_utf8_lossy(&forced));
+                produced += ids.len();
+                read.extend(ids);
+            }
+        }
         if machine.is_done() || produced >= budget {
             break;
         }
-        logits = next(token)?;
+        logits = next(&read)?;
     }
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let state = if machine.is_done() {
@@ -496,6 +531,75 @@ pub(crate) fn decode_state_line(
         tokens: produced,
         bounds_dropped: sampling.bounded && !bounded,
     })
+}
+
+/// The bytes that must come next: each the only byte the grammar (and `scan`'s bounds,
+/// when bounded) accept after `written` and the bytes before it, up to the first choice
+/// or the end of the line.
+fn forced_bytes(
+    machine: &StateLineMachine,
+    scan: Option<&Scan<'_>>,
+    unchanged: &UnchangedGuard<'_>,
+    written: &[u8],
+) -> Vec<u8> {
+    let mut machine = machine.clone();
+    let mut scan = scan.cloned();
+    let mut so_far = written.to_vec();
+    let mut forced = Vec::new();
+    while !machine.is_done() {
+        let mut accepted = (0..=u8::MAX).filter(|&b| {
+            let piece = [b];
+            machine.clone().feed(&piece)
+                && scan.as_ref().is_none_or(|s| s.clone().feed(&piece))
+                && !(b == b'.' && unchanged.breaks(&so_far, &piece))
+        });
+        let (Some(only), None) = (accepted.next(), accepted.next()) else {
+            break;
+        };
+        machine.feed(&[only]);
+        if let Some(scan) = scan.as_mut() {
+            scan.feed(&[only]);
+        }
+        so_far.push(only);
+        forced.push(only);
+    }
+    forced
+}
+
+/// The tokens to read for `forced` and the bytes they spell: the engine's tokens for it,
+/// when they spell it exactly, but the last one, unless it ends the line. The model
+/// writes that one itself, so that where the forced text runs into the value it then
+/// chooses, it can take the token that spans both, as its tokenizer would have split
+/// the line (without this, the 0.5B got a third fewer variables right).
+fn forced_tokens(
+    forced: &[u8],
+    encode: Encode<'_>,
+    token_bytes: &[Vec<u8>],
+) -> anyhow::Result<Option<(Vec<u32>, Vec<u8>)>> {
+    let Ok(text) = std::str::from_utf8(forced) else {
+        return Ok(None);
+    };
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let mut ids = encode(text)?;
+    let spell = |ids: &[u32]| -> Vec<u8> {
+        ids.iter()
+            .flat_map(|&id| token_bytes.get(id as usize).map_or(&[][..], Vec::as_slice))
+            .copied()
+            .collect()
+    };
+    if spell(&ids) != forced {
+        return Ok(None);
+    }
+    if !forced.ends_with(b"\n") {
+        ids.pop();
+    }
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let spelled = spell(&ids);
+    Ok(Some((ids, spelled)))
 }
 
 /// The token to take from `logits` among those `allowed` accepts: the likeliest, or one
@@ -771,5 +875,59 @@ mod tests {
         let marks: Vec<_> = candidates.iter().map(|c| c.consistent).collect();
         assert_eq!(marks, [Some(true), Some(false), Some(false)]);
         assert_eq!(candidates[2].error.as_deref(), Some("cut"));
+    }
+    /// A model over single-byte tokens that always prefers the next byte of `target`.
+    fn spell(target: &[u8], jump_forward: bool) -> (Prediction, Vec<usize>) {
+        let token_bytes: Vec<Vec<u8>> = (0..=u8::MAX).map(|b| vec![b]).collect();
+        let logits_for = |at: usize| {
+            let mut logits = vec![0.0f32; 256];
+            if let Some(&b) = target.get(at) {
+                logits[b as usize] = 10.0;
+            }
+            logits
+        };
+        let mut at = 0;
+        let mut reads = Vec::new();
+        let encode = |text: &str| Ok(text.bytes().map(u32::from).collect::<Vec<u32>>());
+        let sampling = Sampling {
+            jump_forward,
+            ..Sampling::default()
+        };
+        let prediction = decode_state_line(
+            logits_for(0),
+            &mut |tokens| {
+                reads.push(tokens.len());
+                at += tokens.len();
+                Ok(logits_for(at))
+            },
+            Some(&encode),
+            &token_bytes,
+            &Guide::unbounded(None),
+            &sampling,
+            200,
+            &mut |_| {},
+        )
+        .unwrap();
+        (prediction, reads)
+    }
+
+    #[test]
+    fn jumping_forward_reads_the_forced_text_at_once_and_writes_the_same_line() {
+        let target = br#"<|line|>3 0 <module> <|vars|>{"x":"1","y":"2"}"#;
+        let mut line = target.to_vec();
+        line.push(b'\n');
+        let (stepped, one_by_one) = spell(&line, false);
+        let (jumped, reads) = spell(&line, true);
+        assert_eq!(stepped.text, String::from_utf8(line.clone()).unwrap());
+        assert_eq!(jumped.text, stepped.text);
+        assert_eq!(jumped.state, stepped.state);
+        assert_eq!(jumped.tokens, stepped.tokens, "forced tokens count against the budget");
+        assert!(one_by_one.iter().all(|&n| n == 1));
+        // `|>` after `<|line`, ` <|vars|>{` after the function's space, and so on.
+        assert!(reads.len() < one_by_one.len(), "{reads:?}");
+        assert!(
+            reads.iter().any(|&n| n >= 8),
+            "the vars marker is read at once: {reads:?}"
+        );
     }
 }

@@ -303,6 +303,7 @@ pub fn generate(
             seed: u64::from(sample),
             max_tokens: prepared.max_tokens,
             bounded: true,
+            jump_forward: true,
         };
         let started = Instant::now();
         let answer = debugger.predict(&prepared.prompt, &prepared.guide(), &sampling, &mut |text| {
