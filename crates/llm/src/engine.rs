@@ -77,9 +77,6 @@ pub struct Generation {
     pub decode: Duration,
 }
 
-/// Prompt tokens read per forward pass: bounds the attention scores' memory on long prompts.
-pub const PREFILL_CHUNK: usize = 512;
-
 struct Loaded {
     model: Qwen2,
     tokenizer: Tokenizer,

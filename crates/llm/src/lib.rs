@@ -13,6 +13,6 @@ pub mod prompt_cache;
 pub mod stream;
 
 pub use chat::{ChatMessage, Role, chat_prompt};
-pub use engine::{Generation, GenerationParams, LocalLlm, PREFILL_CHUNK, StopReason, default_device, describe};
+pub use engine::{Generation, GenerationParams, LocalLlm, StopReason, default_device, describe};
 pub use error::{LlmError, Result};
 pub use prompt_cache::{Prefilled, PromptCache};

@@ -13,13 +13,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use candle_core::Tensor;
 
-use crate::engine::PREFILL_CHUNK;
 use crate::error::Result;
 use crate::model::{KvCache, Qwen2};
 
 /// How many prompts a [`PromptCache`] keeps by default: the agent asks in turn for a
 /// restructuring, a plan, scripts and verdicts, each with its own instructions.
 pub const DEFAULT_KEPT_PROMPTS: usize = 4;
+
+/// Prompt tokens read per forward pass: bounds the attention scores' memory on long prompts.
+pub const PREFILL_CHUNK: usize = 512;
 
 /// Shared starts shorter than this are read again: cutting a cache costs a copy of it.
 const MIN_SHARED_TOKENS: usize = 16;

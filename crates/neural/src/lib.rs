@@ -7,6 +7,7 @@ pub mod bounds;
 pub mod commands;
 pub mod corpus;
 pub mod cruxeval;
+pub mod decode;
 pub mod dedup;
 pub mod device;
 pub mod eval;
