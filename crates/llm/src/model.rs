@@ -235,10 +235,6 @@ impl KvCache {
         self.len() == 0
     }
 
-    pub fn clear(&mut self) {
-        self.blocks.iter_mut().for_each(candle_nn::kv_cache::KvCache::reset);
-    }
-
     /// A copy holding only the first `len` positions (all of them when `len` is larger),
     /// in storage of its own: writing to either leaves the other as it was.
     pub fn truncated(&self, len: usize) -> Result<Self> {

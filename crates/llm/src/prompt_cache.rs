@@ -67,10 +67,6 @@ impl PromptCache {
         self.kept.is_empty()
     }
 
-    pub fn clear(&mut self) {
-        self.kept.clear();
-    }
-
     /// Reads `ids` (not empty) with `model`, starting from the kept prompt that shares the
     /// longest start with it, and keeps the result. `None` when `cancel` was set before
     /// the prompt was read (checked before each chunk of [`PREFILL_CHUNK`] tokens).

@@ -202,7 +202,7 @@ fn forced_bytes(
 /// when they spell it exactly, but the last one, unless it ends the line. The model
 /// writes that one itself, so that where the forced text runs into the value it then
 /// chooses, it can take the token that spans both, as its tokenizer would have split
-/// the line (without this, the 0.5B got a third fewer variables right).
+/// the line (without this, the 0.5B got about half as many variables right).
 fn forced_tokens(
     forced: &[u8],
     encode: Encode<'_>,
