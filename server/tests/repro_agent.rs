@@ -197,6 +197,76 @@ async fn reproduce_inf_loss(llm: &Arc<ScriptedLlm>) -> (ReproOutcome, Vec<AgentE
     reproduce(report, &deps(Some(llm))).await
 }
 
+/// A scripted LLM answering each task's requests with its replies, in order.
+fn scripted_replies(replies: &[(LlmTask, &str)]) -> Arc<ScriptedLlm> {
+    Arc::new(ScriptedLlm::new(
+        replies
+            .iter()
+            .map(|(task, reply)| ScriptedReply::For {
+                task: *task,
+                reply: (*reply).to_owned(),
+            })
+            .collect(),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_the_llms_draft_leaves_undefined_is_asked_for_before_it_runs() {
+    // The draft scales by a `scale` it never defines (no rule knows it): one short
+    // question defines it, and the first run already shows the bug.
+    let draft = "```python\nimport numpy as np\np = np.array([0.0, 1.0]) * scale\nloss = -np.log(p).mean()\nprint('loss:', loss)\n```";
+    let scripted = scripted_replies(&[(LlmTask::Generate, draft), (LlmTask::Define, "1.0\n```")]);
+    let (outcome, events) = reproduce_inf_loss(&scripted).await;
+    assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
+    assert_eq!(outcome.attempts, 1);
+    assert_eq!(scripted.asked(LlmTask::Define), 1);
+    let question = scripted
+        .prompts()
+        .into_iter()
+        .find(|(task, _)| *task == LlmTask::Define)
+        .map(|(_, prompt)| prompt)
+        .unwrap_or_default();
+    assert!(question.contains("It uses `scale`"), "{question}");
+    let edits: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Candidate { edits, .. } => Some(edits),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(
+        edits.iter().any(|e| e.contains("scale = 1.0")),
+        "the edit shows the line: {edits:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_made_up_import_is_tried_in_the_sandbox_and_replaced_by_a_class() {
+    // `Clip` looks like a library class; the LLM's import of it fails in the sandbox, so
+    // it is asked for the reporter's own class instead, and the first run shows the bug.
+    let draft = "```python\nimport numpy as np\np = Clip(np.array([0.0, 1.0])).p\nloss = -np.log(p).mean()\nprint('loss:', loss)\n```";
+    let class = "(object):\n    def __init__(self, p):\n        self.p = p\n```";
+    let scripted = scripted_replies(&[
+        (LlmTask::Generate, draft),
+        (LlmTask::Define, "numpy import Clip\n```"),
+        (LlmTask::Define, class),
+    ]);
+    let (outcome, events) = reproduce_inf_loss(&scripted).await;
+    assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
+    assert_eq!(outcome.attempts, 1);
+    assert_eq!(scripted.asked(LlmTask::Define), 2);
+    let script = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Candidate { code, .. } => Some(code.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert!(script.contains("class Clip(object):"), "{script}");
+    assert!(!script.contains("from numpy import Clip"), "{script}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structural_feedback_refines_a_scripted_llm() {
     let broken = "Here is the script:\n```python\nimport numpy as np\np = np.array([0.0, 1.0]\nprint(np.log(p)\n```";

@@ -53,6 +53,8 @@ pub enum LlmTask {
     Generate,
     Relevance,
     Approximate,
+    /// One line per name a draft uses undefined (an import or a definition).
+    Define,
 }
 
 /// How to generate.

@@ -115,7 +115,7 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
     }
     undefined.sort();
     undefined.dedup();
-    edits.extend(define_undefined(&mut code, &undefined, input.project, &shape));
+    edits.extend(define_undefined(&mut code, &undefined, input.project, Some(&shape)));
 
     if let Some(run) = feedback.run {
         if matches!(run.termination, Termination::Stopped(_))

@@ -7,7 +7,42 @@ use tokio::sync::mpsc::Sender;
 use super::events::emit;
 use super::{AgentConfig, AgentDeps};
 use crate::checks::{self, RuffDiagnostic, RunObservation};
+use crate::generate::names::ImportProbe;
 use crate::refine::Feedback;
+use replayground_exec::sandbox::BoxFuture;
+
+/// Import lines tried in the sandbox, with the interpreter and limits candidates run
+/// with: one run for all of them (the framework is imported once).
+pub(super) struct SandboxImports<'a> {
+    pub(super) deps: &'a AgentDeps,
+    pub(super) config: &'a AgentConfig,
+}
+
+/// What the probe script prints before its verdicts: `1` per line that ran, `0` per line
+/// that raised.
+const PROBE_MARK: &str = "REPLAYGROUND_IMPORTS ";
+
+impl ImportProbe for SandboxImports<'_> {
+    fn imports<'a>(&'a self, lines: &'a [String]) -> BoxFuture<'a, Option<Vec<bool>>> {
+        Box::pin(async move {
+            // A JSON list of strings is a Python list of strings.
+            let literal = serde_json::to_string(lines).ok()?;
+            let script = format!(
+                "ok = ''\nfor line in {literal}:\n    try:\n        exec(line, {{}})\n        ok += '1'\n    except BaseException:\n        ok += '0'\nprint({PROBE_MARK:?} + ok)\n"
+            );
+            let run = checks::run_script(
+                self.deps.sandbox.as_ref(),
+                &self.deps.python,
+                &script,
+                &checks::limits_for_frameworks(&lines.join("\n"), &self.config.run_limits),
+            )
+            .await
+            .ok()?;
+            let verdicts = run.stdout.lines().find_map(|l| l.strip_prefix(PROBE_MARK))?;
+            (verdicts.len() == lines.len()).then(|| verdicts.chars().map(|c| c == '1').collect())
+        })
+    }
+}
 
 /// The checks of one candidate and what they found.
 pub(super) struct Checked {

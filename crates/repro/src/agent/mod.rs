@@ -272,6 +272,44 @@ async fn llm_generate(
     result
 }
 
+/// `candidate` with the names ruff finds undefined in it resolved by a rename, the rules or
+/// a short question to the LLM ([`generate::resolve_undefined`]).
+async fn with_names_defined(
+    llm: &dyn Llm,
+    input: &GenInput<'_>,
+    mut candidate: Candidate,
+    ruff: &std::path::Path,
+    probe: &dyn generate::names::ImportProbe,
+    attempt: u32,
+    events: &Sender<AgentEvent>,
+) -> Candidate {
+    let Ok(diagnostics) = checks::ruff_diagnostics(ruff, &candidate.code).await else {
+        return candidate;
+    };
+    let names = generate::undefined_names(&diagnostics);
+    if names.is_empty() {
+        return candidate;
+    }
+    say(
+        events,
+        Stage::Refine,
+        format!("defining the names the script uses undefined: {}", names.join(", ")),
+    )
+    .await;
+    let (edits, error) =
+        generate::resolve_undefined(llm, input, &mut candidate.code, &names, u64::from(attempt), Some(probe)).await;
+    if let Some(e) = error {
+        say(
+            events,
+            Stage::Refine,
+            format!("{e}; the names the rules could not define stay undefined"),
+        )
+        .await;
+    }
+    candidate.edits.extend(edits);
+    candidate
+}
+
 #[allow(clippy::too_many_arguments)] // the stages' shared inputs, each used by several stages
 async fn run(
     report: &ParsedReport,
@@ -459,6 +497,15 @@ async fn run(
                 attempt_started(events, attempt, context_number).await;
                 emit_lines(events, attempt, &next.code).await;
                 next
+            };
+            // Every script the LLM path tries gets the names it uses undefined resolved
+            // first: small models' rewrites rarely fix them on their own.
+            let candidate = match (llm.as_deref(), ruff.as_deref()) {
+                (Some(llm), Some(ruff)) if llm_working => {
+                    let probe = candidate::SandboxImports { deps, config };
+                    with_names_defined(llm, &input, candidate, ruff, &probe, attempt, events).await
+                }
+                _ => candidate,
             };
             progress.attempts = attempt;
             emit(

@@ -101,13 +101,13 @@ fn project_definition(project: &Project, name: &str) -> Option<String> {
 }
 
 /// Defines the `undefined` names that are still unbound at module level: imports for the
-/// well-known ones, else the project's definitions, else synthetic data of `shape`.
-/// Returns the edits made (definitions, then imports).
+/// well-known ones, else the project's definitions, else synthetic data of `shape` (none
+/// without one). Returns the edits made (definitions, then imports).
 pub(crate) fn define_undefined(
     code: &mut String,
     undefined: &[String],
     project: Option<&Project>,
-    shape: &[usize],
+    shape: Option<&[usize]>,
 ) -> Vec<String> {
     let mut edits = Vec::new();
     let mut imports = Vec::new();
@@ -122,7 +122,7 @@ pub(crate) fn define_undefined(
             imports.push(line);
         } else if let Some(definition) = project.and_then(|p| project_definition(p, name)) {
             definitions.push(definition);
-        } else if let Some(definition) = synthetic_definition(name, shape, code) {
+        } else if let Some(definition) = shape.and_then(|shape| synthetic_definition(name, shape, code)) {
             definitions.push(definition);
         }
     }

@@ -23,7 +23,7 @@ mod synthesize_data;
 
 pub(crate) use append_observer::OBSERVER_MARK;
 pub(crate) use append_observer::append_observer;
-pub(crate) use code::{inferred_shape, re};
+pub(crate) use code::{add_imports, defines, defines_at_module_level, inferred_shape, re, strip_strings};
 pub(crate) use comment_out_unparsable::comment_out_unparsable;
 pub(crate) use complete_imports::complete_imports;
 pub(crate) use dedent::dedent;

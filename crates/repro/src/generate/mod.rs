@@ -16,9 +16,11 @@ use crate::report::ParsedReport;
 use crate::project::Project;
 
 pub mod llm;
+pub mod names;
 pub mod rules;
 
 pub use llm::{Ask, Draw, Prior, extract_code, generation_messages, llm_candidate};
+pub use names::{resolve_undefined, undefined_names};
 pub use rules::rule_candidate;
 
 /// A candidate script and the edits or reasons behind it.
