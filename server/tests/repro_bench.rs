@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use replayground_server::repro::agent::{AgentConfig, AgentDeps};
-use replayground_server::repro::bench::{BenchConfig, BenchSummary, Variant, load_suite, probe_packages, run_suite};
+use replayground_server::repro::bench::{
+    BenchConfig, BenchSummary, Variant, load_suite, probe_packages, run_suite, select_split,
+};
 use replayground_server::runner::DEFAULT_PYTHON;
 use replayground_server::sandbox::RunLimits;
 use replayground_shared::repro::SymptomClass;
@@ -79,6 +81,33 @@ fn the_suite_has_enough_well_formed_cases() {
         "the suite covers only {} symptom classes: {classes:?}",
         classes.len()
     );
+}
+
+#[test]
+fn the_real_suite_splits_into_development_and_held_out_cases() {
+    // tests/repro-real: the cases looked at while building the agent, and the others,
+    // which nothing was fitted to. Every case is in exactly one.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/repro-real");
+    let all: BTreeSet<String> = load_suite(&dir)
+        .expect("the real suite loads")
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    let split = |name| -> BTreeSet<String> {
+        select_split(&dir, load_suite(&dir).expect("the real suite loads"), name)
+            .expect("the split exists")
+            .into_iter()
+            .map(|c| c.name)
+            .collect()
+    };
+    let (development, held_out) = (split("development"), split("held_out"));
+    assert!(
+        development.is_disjoint(&held_out),
+        "{:?}",
+        development.intersection(&held_out)
+    );
+    assert_eq!(&development | &held_out, all, "every case is in one split");
+    assert!(held_out.len() >= 20, "{} held-out cases", held_out.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,7 +23,7 @@ pub use run::{
     BenchConfig, CaseResult, DEFAULT_CONCURRENCY, LoopResult, RetrievalResult, RunResult, SymptomResult, Variant,
     probe_packages, run_case, run_suite,
 };
-pub use suite::{BenchError, Case, CaseTruth, PACKAGES, load_case, load_suite};
+pub use suite::{BenchError, Case, CaseTruth, PACKAGES, SPLITS_FILE, load_case, load_suite, select_split};
 pub use summary::{BenchSummary, PrecisionRecall, Rate, ReproRate, TimeStats};
 
 /// `replayground bench-repro`: the benchmark from the command line.
@@ -47,6 +47,10 @@ pub struct BenchReproArgs {
     /// The models; an LLM is measured beside the rules (`--llm rules` for the rules alone).
     #[command(flatten)]
     pub models: crate::agent::AgentModels,
+    /// Only the cases of this split, as the suite's splits.json names them (tests/repro-real:
+    /// `development`, the cases looked at while building the agent, or `held_out`, never looked at).
+    #[arg(long, value_name = "NAME")]
+    pub split: Option<String>,
     /// Only the first N cases, in name order.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
@@ -73,6 +77,9 @@ pub async fn command(
     use std::io::Write as _;
 
     let mut cases = load_suite(&args.suite)?;
+    if let Some(split) = &args.split {
+        cases = select_split(&args.suite, cases, split)?;
+    }
     if let Some(limit) = args.limit {
         cases.truncate(limit);
     }
@@ -106,7 +113,11 @@ pub async fn command(
     };
     let results = run_suite(cases, config, &mut on_case).await;
     bar.finish_and_clear();
-    let summary = BenchSummary::new(&args.suite.display().to_string(), results);
+    let suite = match &args.split {
+        Some(split) => format!("{} ({split})", args.suite.display()),
+        None => args.suite.display().to_string(),
+    };
+    let summary = BenchSummary::new(&suite, results);
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&summary)?)?;

@@ -50,6 +50,37 @@ pub enum BenchError {
     Empty(PathBuf),
     #[error("Case {case}: {reason}")]
     Case { case: String, reason: String },
+    #[error("{}: {reason}", path.display())]
+    Split { path: PathBuf, reason: String },
+}
+
+/// The file of a suite that names its splits: `{"development": ["01-…", …], "held_out": […]}`.
+pub const SPLITS_FILE: &str = "splits.json";
+
+/// The cases of `split`, as the suite's [`SPLITS_FILE`] names them, in name order.
+pub fn select_split(dir: &Path, cases: Vec<Case>, split: &str) -> Result<Vec<Case>, BenchError> {
+    let path = dir.join(SPLITS_FILE);
+    let fail = |reason: String| BenchError::Split {
+        path: path.clone(),
+        reason,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        fail(format!(
+            "cannot be read ({e}); --split needs a suite that names its splits"
+        ))
+    })?;
+    let splits: std::collections::BTreeMap<String, Vec<String>> =
+        serde_json::from_str(&text).map_err(|e| fail(format!("is not a JSON object of case lists ({e})")))?;
+    let Some(names) = splits.get(split) else {
+        let known: Vec<&str> = splits.keys().map(String::as_str).collect();
+        return Err(fail(format!("has no split `{split}`; it has {}", known.join(", "))));
+    };
+    if let Some(missing) = names.iter().find(|n| !cases.iter().any(|c| &c.name == *n)) {
+        return Err(fail(format!(
+            "split `{split}` names {missing}, which is not a case of the suite"
+        )));
+    }
+    Ok(cases.into_iter().filter(|c| names.contains(&c.name)).collect())
 }
 
 pub(super) fn case_error(case: &str, reason: impl Into<String>) -> BenchError {
@@ -140,6 +171,49 @@ pub fn load_suite(dir: &Path) -> Result<Vec<Case>, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_split_keeps_the_cases_it_names_and_bad_splits_are_explained() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["01-a", "02-b", "03-c"] {
+            let case = dir.path().join(name);
+            std::fs::create_dir_all(&case).unwrap();
+            std::fs::write(case.join("report.md"), "loss is nan").unwrap();
+            std::fs::write(
+                case.join("case.json"),
+                r#"{"symptom": "wrong_calculation", "requires": ["numpy"]}"#,
+            )
+            .unwrap();
+        }
+        let cases = || load_suite(dir.path()).unwrap();
+        let error = select_split(dir.path(), cases(), "held_out").unwrap_err().to_string();
+        assert!(
+            error.contains("splits.json") && error.contains("cannot be read"),
+            "{error}"
+        );
+        std::fs::write(
+            dir.path().join(SPLITS_FILE),
+            r#"{"development": ["02-b"], "held_out": ["01-a", "03-c"]}"#,
+        )
+        .unwrap();
+        let names = |split| -> Vec<String> {
+            select_split(dir.path(), cases(), split)
+                .unwrap()
+                .into_iter()
+                .map(|c| c.name)
+                .collect()
+        };
+        assert_eq!(names("held_out"), ["01-a", "03-c"]);
+        assert_eq!(names("development"), ["02-b"]);
+        let error = select_split(dir.path(), cases(), "test").unwrap_err().to_string();
+        assert!(
+            error.contains("no split `test`; it has development, held_out"),
+            "{error}"
+        );
+        std::fs::write(dir.path().join(SPLITS_FILE), r#"{"x": ["09-z"]}"#).unwrap();
+        let error = select_split(dir.path(), cases(), "x").unwrap_err().to_string();
+        assert!(error.contains("09-z, which is not a case"), "{error}");
+    }
 
     #[test]
     fn bad_ground_truth_is_named() {

@@ -84,24 +84,27 @@ pub async fn resolve_undefined(
     if left.is_empty() {
         return (edits, None);
     }
-    let mut blocks: Vec<(String, String)> = Vec::new();
+    let mut blocks: Vec<(String, Ask, String)> = Vec::new();
     for name in left.iter().take(MAX_ASKED) {
         let ask = if looks_like_class(name) {
             Ask::Import
+        } else if used_as_module(code, name) {
+            Ask::Module
         } else {
             Ask::Value
         };
         match ask_definition(llm, code, name, ask, seed).await {
-            Ok(Some(block)) => blocks.push((name.clone(), block)),
+            Ok(Some(block)) => blocks.push((name.clone(), ask, block)),
             Ok(None) => {}
             Err(e) => return (edits, Some(e)),
         }
     }
-    // An import that does not run was made up: the name is the reporter's own class.
+    // An import that does not run was made up: a class-like name is then the reporter's
+    // own class; a module-like one is left to the next rewrite.
     let imports: Vec<String> = blocks
         .iter()
-        .filter(|(_, b)| is_import(b))
-        .map(|(_, b)| b.clone())
+        .filter(|(_, _, b)| is_import(b))
+        .map(|(_, _, b)| b.clone())
         .collect();
     if let (Some(probe), false) = (probe, imports.is_empty())
         && let Some(works) = probe.imports(&imports).await
@@ -112,19 +115,22 @@ pub async fn resolve_undefined(
             .filter(|(_, ok)| !**ok)
             .map(|(b, _)| b)
             .collect();
-        for (name, block) in &mut blocks {
+        for (name, ask, block) in &mut blocks {
             if failed.contains(&&*block) {
                 tracing::debug!(%block, "the LLM's import does not run");
-                match ask_definition(llm, code, name, Ask::Class, seed).await {
-                    Ok(Some(class)) => *block = class,
-                    Ok(None) => block.clear(),
-                    Err(e) => return (edits, Some(e)),
+                block.clear();
+                if *ask == Ask::Import {
+                    match ask_definition(llm, code, name, Ask::Class, seed).await {
+                        Ok(Some(class)) => *block = class,
+                        Ok(None) => {}
+                        Err(e) => return (edits, Some(e)),
+                    }
                 }
             }
         }
-        blocks.retain(|(_, b)| !b.is_empty());
+        blocks.retain(|(_, _, b)| !b.is_empty());
     }
-    let blocks: Vec<String> = blocks.into_iter().map(|(_, b)| b).collect();
+    let blocks: Vec<String> = blocks.into_iter().map(|(_, _, b)| b).collect();
     let before = code.clone();
     if let Some(edit) = insert_definitions(code, &blocks, &llm.name()) {
         if crate::checks::structural(code).passed {
@@ -164,6 +170,8 @@ fn rename_case_variant(code: &mut String, name: &str) -> Option<String> {
 enum Ask {
     /// The import of a library class or function (a class-like name).
     Import,
+    /// The import of a module (a name only ever used as `name.attribute`).
+    Module,
     /// A one-line value.
     Value,
     /// A minimal class of the reporter's own, when no import of it runs.
@@ -192,7 +200,7 @@ async fn ask_definition(
     let kept = binding_blocks(&extract_code(&answer), &[name.to_owned()]);
     tracing::debug!(%answer, kept = kept.len(), ?ask, "the LLM's definition of an undefined name");
     let wanted = |block: &String| match ask {
-        Ask::Import => is_import(block),
+        Ask::Import | Ask::Module => is_import(block),
         Ask::Class => !is_import(block),
         Ask::Value => true,
     };
@@ -221,6 +229,10 @@ fn definition_messages(code: &str, name: &str, ask: Ask) -> (Vec<ChatMessage>, S
             format!("Write the import line that provides `{name}` from the library it belongs to."),
             "```python\nfrom ".to_owned(),
         ),
+        Ask::Module => (
+            format!("Write the import line that binds `{name}` to the module it stands for."),
+            "```python\nimport ".to_owned(),
+        ),
         Ask::Value => (
             format!(
                 "Write the one line that defines `{name}` with a value that fits how the lines above use it \
@@ -246,6 +258,15 @@ fn definition_messages(code: &str, name: &str, ask: Ask) -> (Vec<ChatMessage>, S
         ChatMessage::assistant(prefill.clone()),
     ];
     (messages, prefill)
+}
+
+/// Whether every use of `name` reads an attribute of it (`pytorch.tensor(…)`): a module.
+fn used_as_module(code: &str, name: &str) -> bool {
+    let code = strip_strings(code);
+    let n = regex::escape(name);
+    let uses = crate::edits::re(&format!(r"\b{n}\b")).find_iter(&code).count();
+    let attributes = crate::edits::re(&format!(r"\b{n}\.\w")).find_iter(&code).count();
+    uses > 0 && uses == attributes
 }
 
 /// Whether `name` is written like a class (`Input`, `Conv2D`, `TransitionLayer`; not `X`,
@@ -520,6 +541,13 @@ mod tests {
         assert_eq!(messages[2].content, prefill, "the answer is started for the model");
         let (_, prefill) = definition_messages(code, "learn_rate", Ask::Value);
         assert_eq!(prefill, "```python\nlearn_rate = ");
+        assert!(used_as_module(
+            "x = pytorch.tensor([1])\ny = pytorch.zeros(2)\n",
+            "pytorch"
+        ));
+        assert!(!used_as_module("x = pytorch.tensor([1])\nf(pytorch)\n", "pytorch"));
+        let (_, prefill) = definition_messages(code, "pytorch", Ask::Module);
+        assert_eq!(prefill, "```python\nimport ");
         let (messages, prefill) = definition_messages(code, "LeakyReLU", Ask::Class);
         assert_eq!(prefill, "```python\nclass LeakyReLU");
         assert!(messages[1].content.contains("the reporter's own class"));
