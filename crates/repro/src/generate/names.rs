@@ -60,7 +60,7 @@ pub async fn resolve_undefined(
 ) -> (Vec<String>, Option<LlmError>) {
     let mut edits: Vec<String> = names
         .iter()
-        .filter_map(|name| rename_case_variant(code, name))
+        .filter_map(|name| rename_case_variant(code, name).or_else(|| copy_later_definition(code, name)))
         .collect();
     // A renamed name is no longer used.
     let left: Vec<String> = names
@@ -163,6 +163,32 @@ fn rename_case_variant(code: &mut String, name: &str) -> Option<String> {
     let word = crate::edits::re(&format!(r"\b{}\b", regex::escape(name)));
     *code = word.replace_all(code, target.as_str()).into_owned();
     Some(format!("renamed `{name}` to `{target}`, the name the script defines"))
+}
+
+/// Puts a copy of the first one-line module-level assignment of `name` that comes after
+/// its first use before that use: small models append the data a report's code needs
+/// after the code (`x = x.reshape(…)` … `x = np.random.rand(…)`). The later assignment
+/// stays, so the script's later lines see what they saw before. The edit made, if any.
+fn copy_later_definition(code: &mut String, name: &str) -> Option<String> {
+    let use_at = first_use_statement(code, name)?;
+    let n = regex::escape(name);
+    let assignment = crate::edits::re(&format!(
+        r"(?m)^(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=\n]*)?=[^=\n][^\n]*$"
+    ));
+    let line = assignment
+        .find_iter(code)
+        .filter(|m| m.start() > use_at)
+        .map(|m| m.as_str().trim_end().to_owned())
+        .find(|line| {
+            let balanced = line.matches(['(', '[', '{']).count() == line.matches([')', ']', '}']).count();
+            // Not one that needs the name itself (`x = x.reshape(…)`).
+            let value = line.split_once('=').map_or("", |(_, value)| value);
+            balanced && uses(value, name).is_empty()
+        })?;
+    code.insert_str(use_at, &format!("{line}\n"));
+    Some(format!(
+        "copied `{line}` before the first use of `{name}`, which came after it"
+    ))
 }
 
 /// What the LLM is asked to write for one name.
@@ -432,6 +458,22 @@ mod tests {
         let mut code = "Model = 1\nMODEL = 2\nprint(model)\n".to_owned();
         assert!(rename_case_variant(&mut code, "model").is_none());
         assert!(rename_case_variant(&mut "x = 1\n".to_owned(), "y").is_none());
+    }
+
+    #[test]
+    fn data_defined_after_its_first_use_is_copied_before_it() {
+        let mut code =
+            "import numpy as np\nx = x.reshape(-1, 2)\nfit(x, y)\n\nx = np.zeros(4)\ny = np.ones(\n  2)\n".to_owned();
+        let edit = copy_later_definition(&mut code, "x").unwrap();
+        assert_eq!(
+            code,
+            "import numpy as np\nx = np.zeros(4)\nx = x.reshape(-1, 2)\nfit(x, y)\n\nx = np.zeros(4)\ny = np.ones(\n  2)\n"
+        );
+        assert!(edit.contains("`x = np.zeros(4)`"), "{edit}");
+        // Only a complete one-line assignment is copied; a self-referencing one never.
+        assert!(copy_later_definition(&mut code, "y").is_none());
+        let mut code = "print(z)\nz = z + 1\n".to_owned();
+        assert!(copy_later_definition(&mut code, "z").is_none());
     }
 
     #[test]
