@@ -9,6 +9,26 @@ use super::score::{verdict, word_overlap};
 use crate::embed::{Embedder, cosine};
 use crate::llm::{ChatMessage, GenParams, Llm, LlmTask};
 
+/// Characters of the report and of the script in the LLM's relevance question: a whole
+/// long report (a 300-line model pasted into it) made one yes/no cost minutes on a CPU.
+const MAX_REPORT_CHARS: usize = 3000;
+const MAX_SCRIPT_CHARS: usize = 5000;
+
+/// `text` cut to about `max` characters: its start and its end (where a report's output and
+/// a script's calls are), with the number of characters left out between them.
+fn clipped(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max * 2 / 3).collect();
+    let tail: String = text.chars().skip(count - max / 3).collect();
+    format!(
+        "{head}\n[... {} characters ...]\n{tail}",
+        count - head.chars().count() - tail.chars().count()
+    )
+}
+
 /// Does the code address the report? Embedding cosine (with an embedder), an LLM's
 /// yes/no (with an LLM), else word overlap.
 pub async fn relevance(
@@ -46,7 +66,9 @@ pub async fn relevance(
         let messages = [
             ChatMessage::system("You judge bug reproductions (task: relevance). Answer only `yes` or `no`."),
             ChatMessage::user(format!(
-                "Bug report:\n{report_text}\n\nScript:\n```python\n{code}\n```\n\nDoes this script try to reproduce exactly this bug?"
+                "Bug report:\n{}\n\nScript:\n```python\n{}\n```\n\nDoes this script try to reproduce exactly this bug?",
+                clipped(report_text, MAX_REPORT_CHARS),
+                clipped(code, MAX_SCRIPT_CHARS)
             )),
         ];
         let params = GenParams {
@@ -82,6 +104,27 @@ pub async fn relevance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_llms_relevance_question_stays_short_for_a_long_report() {
+        use crate::llm::{ScriptedLlm, ScriptedReply};
+        let report = format!(
+            "Traceback first\n{}\nValueError: last line",
+            "layer = Conv2d(3, 3)\n".repeat(2000)
+        );
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any("yes".into())]);
+        let verdict = relevance("raise ValueError('x')", &report, None, Some(&llm)).await;
+        assert!(verdict.detail.contains("the LLM says yes"), "{}", verdict.detail);
+        let prompt = &llm.prompts()[0].1;
+        assert!(
+            prompt.len() < MAX_REPORT_CHARS + MAX_SCRIPT_CHARS + 400,
+            "{}",
+            prompt.len()
+        );
+        assert!(prompt.contains("Traceback first") && prompt.contains("ValueError: last line"));
+        assert!(prompt.contains("characters ...]"));
+        assert_eq!(clipped("short", 10), "short");
+    }
 
     #[tokio::test]
     async fn relevance_without_models_uses_word_overlap() {
