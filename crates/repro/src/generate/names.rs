@@ -160,7 +160,7 @@ fn rename_case_variant(code: &mut String, name: &str) -> Option<String> {
     let [target] = defined.as_slice() else {
         return None;
     };
-    let word = crate::edits::re(&format!(r"\b{}\b", regex::escape(name)));
+    let word = word(name);
     *code = word.replace_all(code, target.as_str()).into_owned();
     Some(format!("renamed `{name}` to `{target}`, the name the script defines"))
 }
@@ -305,7 +305,7 @@ fn looks_like_class(name: &str) -> bool {
 
 /// The 1-based numbers and text of the lines that use `name` outside strings and comments.
 fn uses<'a>(code: &'a str, name: &str) -> Vec<(usize, &'a str)> {
-    let word = crate::edits::re(&format!(r"\b{}\b", regex::escape(name)));
+    let word = word(name);
     code.lines()
         .enumerate()
         .filter(|(_, line)| word.is_match(&strip_strings(line)))
@@ -395,13 +395,19 @@ fn bound_names(block: &str) -> Vec<String> {
     }
 }
 
+/// `name` as a whole word.
+fn word(name: &str) -> regex::Regex {
+    crate::edits::re(&format!(r"\b{}\b", regex::escape(name)))
+}
+
 /// Byte offset of the top-level statement holding the first use of `name` (outside
 /// strings and comments); `None` when nothing uses it.
 fn first_use_statement(code: &str, name: &str) -> Option<usize> {
-    let word = crate::edits::re(&format!(r"\b{}\b", regex::escape(name)));
+    let word = word(name);
     let mut statement = 0;
     let mut offset = 0;
     let mut depth: i32 = 0;
+    let mut in_decorators = false;
     for line in code.split_inclusive('\n') {
         let stripped = strip_strings(line);
         let top_level = depth == 0
@@ -409,11 +415,12 @@ fn first_use_statement(code: &str, name: &str) -> Option<usize> {
             && !["else", "elif", "except", "finally"]
                 .iter()
                 .any(|k| line.starts_with(k));
-        if top_level && !line.trim().is_empty() && !line.starts_with('@') {
-            statement = offset;
-        }
-        if line.starts_with('@') && depth == 0 {
-            statement = offset;
+        // A decorated `def` starts at its first decorator.
+        if top_level && !line.trim().is_empty() {
+            if !in_decorators {
+                statement = offset;
+            }
+            in_decorators = line.starts_with('@');
         }
         if word.is_match(&stripped) {
             return Some(statement);
