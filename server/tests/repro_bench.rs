@@ -108,6 +108,18 @@ fn the_real_suite_splits_into_development_and_held_out_cases() {
     );
     assert_eq!(&development | &held_out, all, "every case is in one split");
     assert!(held_out.len() >= 20, "{} held-out cases", held_out.len());
+
+    // `cargo xtask test` runs the `ci` cases with TensorFlow alone installed.
+    let ci = select_split(&dir, load_suite(&dir).expect("the real suite loads"), "ci").expect("a ci split");
+    assert!(ci.len() >= 3, "{} ci cases", ci.len());
+    for case in &ci {
+        assert_eq!(
+            case.truth.requires.iter().filter(|p| *p != "numpy").collect::<Vec<_>>(),
+            ["tensorflow"],
+            "{}: the CI subset has TensorFlow and numpy only",
+            case.name
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,7 +142,7 @@ async fn the_agent_stays_above_its_measured_floors() {
     let config = BenchConfig {
         deps: AgentDeps::without_models(sandbox, python, None),
         agent,
-        llm: None,
+        llms: Vec::new(),
         variants: vec![Variant::full()],
         concurrency: 2,
         transcripts: None,

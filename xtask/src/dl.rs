@@ -3,78 +3,140 @@
 //! (`--python .tools/dl/bin/python`). Opt-in: about 6 GB, not in CI's default path.
 //!
 //! The environment is made from Debian's `/usr/bin/python3` (the sandbox's default
-//! interpreter, so its standard library is already mounted) in `.tools/dl`. Unlike the
-//! models it is not kept in the cache under the home folder: the sandbox's unprivileged
-//! uids must be able to read it, and root's home is closed to them.
+//! interpreter, so its standard library is already mounted) in `.tools/dl`; `cargo xtask
+//! test` makes a TensorFlow-only one in `.tools/dl-tf` for its subset of the real reports.
+//! Unlike the models they are not kept in the cache under the home folder: the sandbox's
+//! unprivileged uids must be able to read them, and root's home is closed to them (a
+//! checkout under it gets them in /opt/replayground instead).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
 use crate::project::{Project, run};
 
-/// Where the environment is linked from, relative to the root; `--python` takes
-/// `.tools/dl/bin/python`.
-pub(crate) const TOOLS_DL: &str = ".tools/dl";
+/// The interpreter the environments are made from.
+const BASE_PYTHON: &str = "/usr/bin/python3";
+
+/// A Python environment with deep-learning frameworks, made from Debian's interpreter.
+pub(crate) struct Frameworks {
+    /// Relative to the root; `--python` takes `<folder>/bin/python`.
+    pub(crate) folder: &'static str,
+    requirements: &'static [&'static str],
+    /// Python that imports what the sandbox will run, printing the versions.
+    import_check: &'static str,
+    size: &'static str,
+}
 
 /// Pinned from `PyPI` (2026-12-01). `tensorflow-cpu` brings keras 3. torch has no CPU-only
 /// build on `PyPI`: its CUDA build pulls the NVIDIA libraries (about 4 GB) and runs on the
 /// CPU when there is no GPU; importing it maps about 3 GB of address space, so a script
 /// that imports torch gets a 4 GiB address-space limit in the sandbox.
-const REQUIREMENTS: [&str; 2] = ["tensorflow-cpu==2.21.0", "torch==2.15.0"];
+const TENSORFLOW_CPU: &str = "tensorflow-cpu==2.21.0";
 
-/// The interpreter the environment is made from.
-const BASE_PYTHON: &str = "/usr/bin/python3";
+/// `--with dl`: both frameworks, for every case of `tests/repro-real`.
+pub(crate) const ALL: Frameworks = Frameworks {
+    folder: ".tools/dl",
+    requirements: &[TENSORFLOW_CPU, "torch==2.15.0"],
+    import_check: "import tensorflow as tf, keras, torch; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__)",
+    size: "about 6 GB",
+};
 
-pub(crate) fn install(project: &Project) -> Result<()> {
-    let what = format!("deep-learning frameworks ({}), in {TOOLS_DL}", REQUIREMENTS.join(" "));
-    let venv = project.root.join(TOOLS_DL);
-    readable_by_everyone(&venv)?;
-    let stamp = venv.join("replayground-requirements.txt");
-    let wanted = REQUIREMENTS.join("\n");
-    let outcome = if fs::read_to_string(&stamp).is_ok_and(|have| have == wanted) {
-        "already present"
-    } else {
-        build(&venv, &stamp, &wanted)?;
-        "installed"
+/// TensorFlow and Keras alone, for the TensorFlow cases `cargo xtask test` runs
+/// (`repro_real::ci_subset`): a sixth of the download, no NVIDIA libraries.
+pub(crate) const TENSORFLOW: Frameworks = Frameworks {
+    folder: ".tools/dl-tf",
+    requirements: &[TENSORFLOW_CPU],
+    import_check: "import tensorflow as tf, keras; print('tensorflow', tf.__version__, 'keras', keras.__version__)",
+    size: "about 1.5 GB",
+};
+
+/// Where the environment is made outside a checkout whose folders are closed to other
+/// users (a clone under root's home): the sandbox could not mount it there.
+const OUTSIDE_CLOSED_CHECKOUT: &str = "/opt/replayground";
+
+/// Where `frameworks` lives: in the checkout when the sandbox's uids can reach it, else
+/// (as root) under /opt/replayground.
+pub(crate) fn location(project: &Project, frameworks: &Frameworks) -> Result<PathBuf> {
+    let venv = project.root.join(frameworks.folder);
+    let Some(closed) = closed_ancestor(&venv) else {
+        return Ok(venv);
     };
-    println!("setup: {outcome:<16} {what}; run with --python {TOOLS_DL}/bin/python");
-    Ok(())
+    if crate::setup::is_root() {
+        let name = Path::new(frameworks.folder).file_name().expect("a folder name");
+        return Ok(Path::new(OUTSIDE_CLOSED_CHECKOUT).join(name));
+    }
+    bail!(
+        "{} is closed to other users, so the sandbox could not read {}; \
+         clone the project where other users may enter (chmod o+x {})",
+        closed.display(),
+        venv.display(),
+        closed.display()
+    )
+}
+
+/// The interpreter `--python` takes for `frameworks`, when it is installed as pinned.
+pub(crate) fn installed_python(project: &Project, frameworks: &Frameworks) -> Option<PathBuf> {
+    let venv = location(project, frameworks).ok()?;
+    let stamp = fs::read_to_string(venv.join(STAMP)).ok()?;
+    (stamp == frameworks.requirements.join("\n")).then(|| venv.join("bin/python"))
+}
+
+/// Written last into an environment whose packages all installed and imported.
+const STAMP: &str = "replayground-requirements.txt";
+
+/// `cargo xtask setup --with dl`.
+pub(crate) fn install(project: &Project) -> Result<()> {
+    install_frameworks(project, &ALL).map(drop)
+}
+
+/// Makes the environment unless it is there as pinned; returns its interpreter.
+pub(crate) fn install_frameworks(project: &Project, frameworks: &Frameworks) -> Result<PathBuf> {
+    let venv = location(project, frameworks)?;
+    let what = format!(
+        "deep-learning frameworks ({}), in {}",
+        frameworks.requirements.join(" "),
+        venv.display()
+    );
+    if let Some(python) = installed_python(project, frameworks) {
+        println!("setup: {:<16} {what}", "already present");
+        return Ok(python);
+    }
+    build(&venv, frameworks)?;
+    let python = venv.join("bin/python");
+    println!(
+        "setup: {:<16} {what}; run with --python {}",
+        "installed",
+        python.display()
+    );
+    Ok(python)
 }
 
 /// The sandbox runs programs as unprivileged uids: every folder above the environment
-/// must let them through, or bwrap cannot mount it.
-fn readable_by_everyone(venv: &Path) -> Result<()> {
-    for folder in venv.ancestors().skip(1) {
-        let Ok(meta) = fs::metadata(folder) else { continue };
-        if meta.permissions().mode() & 0o001 == 0 {
-            bail!(
-                "{} is closed to other users, so the sandbox could not read {}; \
-                 clone the project where other users may enter (chmod o+x {})",
-                folder.display(),
-                venv.display(),
-                folder.display()
-            );
-        }
-    }
-    Ok(())
+/// must let them through, or bwrap cannot mount it. The first that does not, if any.
+fn closed_ancestor(venv: &Path) -> Option<PathBuf> {
+    venv.ancestors()
+        .skip(1)
+        .find(|folder| fs::metadata(folder).is_ok_and(|meta| meta.permissions().mode() & 0o001 == 0))
+        .map(Path::to_path_buf)
 }
 
 /// A fresh environment with the pinned packages; the stamp is written last, so an
 /// interrupted install is redone from scratch next time.
-fn build(venv: &Path, stamp: &Path, wanted: &str) -> Result<()> {
+fn build(venv: &Path, frameworks: &Frameworks) -> Result<()> {
     if venv.symlink_metadata().is_ok() {
         fs::remove_file(venv)
             .or_else(|_| fs::remove_dir_all(venv))
             .with_context(|| format!("could not delete the old {}", venv.display()))?;
     }
     println!(
-        "setup: installing {} into {} (about 6 GB, a few minutes)...",
-        REQUIREMENTS.join(" "),
-        venv.display()
+        "setup: installing {} into {} ({}, a few minutes)...",
+        frameworks.requirements.join(" "),
+        venv.display(),
+        frameworks.size
     );
     run(Command::new(BASE_PYTHON).args(["-m", "venv"]).arg(venv))?;
     let python = venv.join("bin/python");
@@ -87,11 +149,10 @@ fn build(venv: &Path, stamp: &Path, wanted: &str) -> Result<()> {
             "--no-cache-dir",
             "--only-binary=:all:",
         ])
-        .args(REQUIREMENTS))?;
-    // Both frameworks must import, as the sandbox will run them.
-    run(Command::new(&python).args([
-        "-c",
-        "import tensorflow as tf, keras, torch; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__)",
-    ]))?;
-    fs::write(stamp, wanted).with_context(|| format!("could not write {}", stamp.display()))
+        .args(frameworks.requirements))?;
+    // The frameworks must import, as the sandbox will run them.
+    run(Command::new(&python).args(["-c", frameworks.import_check]))?;
+    let stamp = venv.join(STAMP);
+    fs::write(&stamp, frameworks.requirements.join("\n"))
+        .with_context(|| format!("could not write {}", stamp.display()))
 }

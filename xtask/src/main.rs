@@ -10,6 +10,7 @@ mod gpu_train;
 mod llm;
 mod postgres;
 mod project;
+mod repro_real;
 mod setup;
 mod soak;
 mod test;

@@ -113,7 +113,7 @@ fn dpkg_installed(package: &str) -> bool {
         .is_some_and(|status| status == "install ok installed")
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     probe(Command::new("id").arg("-u")).is_some_and(|uid| uid == "0")
 }
 

@@ -47,6 +47,10 @@ pub struct BenchReproArgs {
     /// The models; an LLM is measured beside the rules (`--llm rules` for the rules alone).
     #[command(flatten)]
     pub models: crate::agent::AgentModels,
+    /// Another LLM measured beside the rules and `--llm`, in the same run (repeat for
+    /// several): `gguf:FILE`, `candle:DIR`, `openai:URL#MODEL`, `scripted:FILE`.
+    #[arg(long, value_name = "SPEC")]
+    pub also_llm: Vec<String>,
     /// Only the cases of this split, as the suite's splits.json names them (tests/repro-real:
     /// `development`, the cases looked at while building the agent, or `held_out`, never looked at).
     #[arg(long, value_name = "NAME")]
@@ -86,15 +90,29 @@ pub async fn command(
     let models = args.models.clone();
     let python = python.to_path_buf();
     // Scored on real runs only: the torch / TensorFlow cases are skipped, not guessed.
-    let mut deps = tokio::task::spawn_blocking(move || AgentDeps::load(&models, sandbox, python, None)).await??;
-    let llm = deps
-        .llm
-        .take()
-        .map(|llm| (args.models.llm.clone().unwrap_or_else(|| llm.name()), llm));
+    let also = args.also_llm.clone();
+    let (mut deps, also) = tokio::task::spawn_blocking(move || {
+        let deps = AgentDeps::load(&models, sandbox, python, None)?;
+        let also = also
+            .iter()
+            .map(|spec| crate::llm::from_spec(spec).with_context(|| format!("cannot use the LLM of --also-llm {spec}")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        anyhow::Ok((deps, also))
+    })
+    .await??;
+    let llms: Vec<_> = deps.llm.take().into_iter().chain(also).collect();
+    let names: Vec<String> = llms.iter().map(|llm| llm.name()).collect();
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+    {
+        anyhow::bail!("the LLM {twice} is named twice (--llm and --also-llm); each is measured once");
+    }
     let config = BenchConfig {
         deps,
         agent: args.budget.config(),
-        llm,
+        llms,
         variants: Variant::list(&args.ablate, args.compare_ablations),
         concurrency: args.concurrency,
         transcripts: args.transcripts.clone(),

@@ -81,8 +81,8 @@ pub struct BenchConfig {
     pub deps: AgentDeps,
     /// The agent's settings; each variant switches its own stages off.
     pub agent: AgentConfig,
-    /// The LLM to measure beside the rules, with the spec it came from.
-    pub llm: Option<(String, Arc<dyn Llm>)>,
+    /// The LLMs to measure beside the rules, one generator each (named by `Llm::name`).
+    pub llms: Vec<Arc<dyn Llm>>,
     pub variants: Vec<Variant>,
     pub concurrency: usize,
     /// Where to write every run's events, one JSON line each (`CASE.VARIANT.GENERATOR.jsonl`).
@@ -94,8 +94,9 @@ pub struct BenchConfig {
 pub struct SymptomResult {
     pub expected: SymptomClass,
     pub rules: SymptomClass,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub llm: Option<SymptomClass>,
+    /// Each LLM's restructuring, by generator.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub llm: BTreeMap<String, SymptomClass>,
 }
 
 /// Where the buggy file ranked among the retrieved contexts.
@@ -119,7 +120,7 @@ pub struct LoopResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
     pub variant: String,
-    /// `rules` or `llm`.
+    /// `rules`, or the LLM's name (`gguf:qwen2.5-coder-0.5b-instruct-q4_k_m`).
     pub generator: String,
     /// The agent accepted a candidate (its own verdict, which may rest on an approximation).
     pub accepted: bool,
@@ -222,7 +223,7 @@ fn static_stages(
 /// Runs the agent once and judges its outcome against the case's truth.
 async fn agent_run(case: &Case, config: &BenchConfig, variant: &Variant, llm: Option<Arc<dyn Llm>>) -> RunResult {
     let started = Instant::now();
-    let generator = if llm.is_some() { "llm" } else { "rules" }.to_owned();
+    let generator = llm.as_ref().map_or_else(|| "rules".to_owned(), |llm| llm.name());
     let deps = AgentDeps {
         llm,
         ..config.deps.clone()
@@ -257,7 +258,17 @@ async fn agent_run(case: &Case, config: &BenchConfig, variant: &Variant, llm: Op
     .await;
     let (failure, kept) = drained.await.unwrap_or_default();
     if let Some(dir) = &config.transcripts {
-        let path = dir.join(format!("{}.{}.{generator}.jsonl", case.name, variant.name));
+        let file_safe: String = generator
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{}.{}.{file_safe}.jsonl", case.name, variant.name));
         let lines: String = kept
             .iter()
             .filter_map(|e| serde_json::to_string(e).ok())
@@ -307,16 +318,11 @@ pub async fn run_case(
     let started = Instant::now();
     let report = ParsedReport::from(case.report.clone());
     let rules = restructure_rules(&report).symptom.class;
-    let llm_class = match &config.llm {
-        Some((_, llm)) => Some(
-            restructure(&report, Some(llm.as_ref()), &mut |_| {})
-                .await
-                .0
-                .symptom
-                .class,
-        ),
-        None => None,
-    };
+    let mut llm_class = BTreeMap::new();
+    for llm in &config.llms {
+        let (restructured, _) = restructure(&report, Some(llm.as_ref()), &mut |_| {}).await;
+        llm_class.insert(llm.name(), restructured.symptom.class);
+    }
     let (retrieval, training_loops, error) = {
         let case = case.clone();
         let embedder = config.deps.embedder.clone();
@@ -337,7 +343,7 @@ pub async fn run_case(
     if skipped.is_none() {
         for variant in &config.variants {
             runs.push(agent_run(&case, &config, variant, None).await);
-            if let Some((_, llm)) = &config.llm {
+            for llm in &config.llms {
                 runs.push(agent_run(&case, &config, variant, Some(llm.clone())).await);
             }
         }
@@ -397,7 +403,7 @@ pub async fn run_suite(
                     symptom: SymptomResult {
                         expected: truth.symptom,
                         rules: SymptomClass::Unknown,
-                        llm: None,
+                        llm: BTreeMap::new(),
                     },
                     retrieval: None,
                     training_loops: None,

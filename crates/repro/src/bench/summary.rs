@@ -115,8 +115,9 @@ pub struct BenchSummary {
     pub cases: usize,
     /// Symptom classification by the rules, over every case.
     pub symptom_rules: Rate,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub symptom_llm: Option<Rate>,
+    /// Symptom classification by each LLM's restructuring, over the cases it read.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub symptom_llm: BTreeMap<String, Rate>,
     /// Recall@1 / @5 of the buggy file, over the cases with a project.
     pub retrieval_recall_at_1: Rate,
     pub retrieval_recall_at_5: Rate,
@@ -139,16 +140,16 @@ impl BenchSummary {
             results.iter().filter(|r| r.symptom.rules == r.symptom.expected).count(),
             results.len(),
         );
-        let with_llm: Vec<&CaseResult> = results.iter().filter(|r| r.symptom.llm.is_some()).collect();
-        let symptom_llm = (!with_llm.is_empty()).then(|| {
-            Rate::new(
-                with_llm
+        let mut symptom_llm = BTreeMap::new();
+        for name in results.iter().flat_map(|r| r.symptom.llm.keys()) {
+            symptom_llm.entry(name.clone()).or_insert_with(|| {
+                let read: Vec<bool> = results
                     .iter()
-                    .filter(|r| r.symptom.llm == Some(r.symptom.expected))
-                    .count(),
-                with_llm.len(),
-            )
-        });
+                    .filter_map(|r| r.symptom.llm.get(name).map(|class| *class == r.symptom.expected))
+                    .collect();
+                Rate::new(read.iter().filter(|right| **right).count(), read.len())
+            });
+        }
         let ranks: Vec<Option<usize>> = results
             .iter()
             .filter_map(|r| r.retrieval.as_ref().map(|x| x.rank))
@@ -219,8 +220,8 @@ impl BenchSummary {
         let _ = writeln!(out, "Reproduction benchmark: {} ({} cases)\n", self.suite, self.cases);
         let _ = writeln!(out, "{:<44} score", "stage");
         let _ = writeln!(out, "{:<44} {}", "symptom classification (rules)", self.symptom_rules);
-        if let Some(llm) = &self.symptom_llm {
-            let _ = writeln!(out, "{:<44} {llm}", "symptom classification (llm)");
+        for (name, rate) in &self.symptom_llm {
+            let _ = writeln!(out, "{:<44} {rate}", format!("symptom classification ({name})"));
         }
         let _ = writeln!(
             out,
@@ -323,6 +324,7 @@ impl BenchSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use replayground_shared::repro::SymptomClass;
 
     fn loops(expected: &[&str], found: &[&str]) -> LoopResult {
         LoopResult {
@@ -350,6 +352,69 @@ mod tests {
         let stats = TimeStats::of(vec![40, 10, 30, 20]);
         assert_eq!((stats.mean_ms, stats.p50_ms, stats.max_ms), (25, 20, 40));
         assert_eq!(TimeStats::of(Vec::new()).max_ms, 0);
+    }
+
+    fn run(generator: &str, reproduced: bool) -> RunResult {
+        RunResult {
+            variant: "full".to_owned(),
+            generator: generator.to_owned(),
+            accepted: reproduced,
+            reproduced,
+            approximated: false,
+            observed: None,
+            score: 0.0,
+            attempts: 1,
+            elapsed_ms: 10,
+            failure: None,
+        }
+    }
+
+    fn case(name: &str, llm_classes: &[(&str, SymptomClass)], runs: Vec<RunResult>) -> CaseResult {
+        CaseResult {
+            case: name.to_owned(),
+            requires: vec!["numpy".to_owned()],
+            symptom: crate::bench::SymptomResult {
+                expected: SymptomClass::Crash,
+                rules: SymptomClass::Crash,
+                llm: llm_classes.iter().map(|(n, c)| ((*n).to_owned(), *c)).collect(),
+            },
+            retrieval: None,
+            training_loops: None,
+            runs,
+            skipped: None,
+            error: None,
+            elapsed_ms: 10,
+        }
+    }
+
+    #[test]
+    fn every_llm_gets_its_own_row_and_symptom_score_beside_the_rules() {
+        let (small, large) = ("gguf:small", "gguf:large");
+        let summary = BenchSummary::new(
+            "suite",
+            vec![
+                case(
+                    "a",
+                    &[(small, SymptomClass::Crash), (large, SymptomClass::Crash)],
+                    vec![run("rules", false), run(small, true), run(large, true)],
+                ),
+                case(
+                    "b",
+                    &[(small, SymptomClass::Unknown), (large, SymptomClass::Crash)],
+                    vec![run("rules", true), run(small, false), run(large, true)],
+                ),
+            ],
+        );
+        let rows: Vec<(&str, usize)> = summary
+            .reproduction
+            .iter()
+            .map(|r| (r.generator.as_str(), r.reproduced.hits))
+            .collect();
+        assert_eq!(rows, [("rules", 1), (small, 1), (large, 2)]);
+        assert_eq!(summary.symptom_llm[small], Rate::new(1, 2));
+        assert_eq!(summary.symptom_llm[large], Rate::new(2, 2));
+        let table = summary.table();
+        assert!(table.contains("symptom classification (gguf:large)"), "{table}");
     }
 
     #[test]
