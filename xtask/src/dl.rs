@@ -65,7 +65,7 @@ pub(crate) fn location(project: &Project, frameworks: &Frameworks) -> Result<Pat
     let Some(closed) = closed_ancestor(&venv) else {
         return Ok(venv);
     };
-    if crate::setup::is_root() {
+    if crate::project::is_root() {
         let name = Path::new(frameworks.folder).file_name().expect("a folder name");
         return Ok(Path::new(OUTSIDE_CLOSED_CHECKOUT).join(name));
     }

@@ -30,7 +30,7 @@ impl Cluster {
         let bin = server_binaries().context(
             "PostgreSQL's server binaries are not installed (apt-get install postgresql), so the store tests use SQLite only",
         )?;
-        let as_root = std::env::var("USER").is_ok_and(|u| u == "root") || is_root();
+        let as_root = std::env::var("USER").is_ok_and(|u| u == "root") || crate::project::is_root();
         if !as_root {
             bail!(
                 "a throwaway PostgreSQL needs root to run it as the `postgres` user, so the store tests use SQLite only"
@@ -128,11 +128,4 @@ fn server_binaries() -> Option<PathBuf> {
 fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").context("cannot find a free loopback port")?;
     Ok(listener.local_addr()?.port())
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }

@@ -89,6 +89,11 @@ pub(crate) fn probe(cmd: &mut Command) -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
+/// Whether this process runs as root (`id -u` is 0).
+pub(crate) fn is_root() -> bool {
+    probe(Command::new("id").arg("-u")).is_some_and(|uid| uid == "0")
+}
+
 fn spawn_error(cmd: &Command, error: &std::io::Error) -> anyhow::Error {
     let program = cmd.get_program().to_string_lossy();
     if error.kind() == ErrorKind::NotFound {

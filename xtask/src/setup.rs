@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::frontend::{self, BINARYEN_VERSION};
-use crate::project::{Project, format_duration, pip_download, probe, run};
+use crate::project::{Project, format_duration, is_root, pip_download, probe, run};
 
 /// Debian packages: clang/lld/llvm for C code built for wasm32 (tree-sitter), bubblewrap for
 /// the sandbox, chromium + chromium-driver for browser tests, python3 for the tracer,
@@ -111,10 +111,6 @@ fn debian_packages() -> Result<()> {
 fn dpkg_installed(package: &str) -> bool {
     probe(Command::new("dpkg-query").args(["-W", "-f=${Status}", package]))
         .is_some_and(|status| status == "install ok installed")
-}
-
-pub(crate) fn is_root() -> bool {
-    probe(Command::new("id").arg("-u")).is_some_and(|uid| uid == "0")
 }
 
 fn wasm_target(project: &Project) -> Result<()> {
