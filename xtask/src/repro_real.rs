@@ -145,39 +145,48 @@ mod tests {
         serde_json::json!({ "results": results })
     }
 
+    /// Four cases: the rules reproduce the first `rules`, the LLM the first `llm`; every
+    /// acceptance is founded.
+    fn four_cases(rules: usize, llm: usize) -> Value {
+        summary(
+            (0..4)
+                .map(|i| vec![run("rules", i < rules, i < rules), run("gguf:qwen", i < llm, i < llm)])
+                .collect(),
+        )
+    }
+
     #[test]
     fn the_floors_pass_when_both_generators_reproduce_enough() {
-        let ok = summary(vec![
-            vec![run("rules", true, true), run("gguf:qwen", true, true)],
-            vec![run("rules", false, false), run("gguf:qwen", true, true)],
-            vec![run("rules", false, false), run("gguf:qwen", false, false)],
-        ]);
-        check(&ok, Path::new(SUITE)).expect("2 and 1 reproduced meet the floors");
+        check(&four_cases(RULES_FLOOR, LLM_FLOOR), Path::new(SUITE)).expect("the floors themselves pass");
+        check(&four_cases(4, 4), Path::new(SUITE)).expect("all four pass");
     }
 
     #[test]
     fn too_few_reproductions_an_unfounded_acceptance_or_a_skip_fail() {
-        let few = summary(vec![
-            vec![run("rules", true, true), run("gguf:qwen", true, true)],
-            vec![run("rules", false, false), run("gguf:qwen", false, false)],
-        ]);
-        let error = check(&few, Path::new(SUITE)).unwrap_err().to_string();
-        assert!(error.contains("gguf:qwen reproduced 1 of 2"), "{error}");
+        let error = check(&four_cases(RULES_FLOOR, LLM_FLOOR - 1), Path::new(SUITE))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(&format!("gguf:qwen reproduced {} of 4", LLM_FLOOR - 1)),
+            "{error}"
+        );
+        let error = check(&four_cases(RULES_FLOOR - 1, 4), Path::new(SUITE))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("rules reproduced"), "{error}");
 
-        let unfounded = summary(vec![
-            vec![run("rules", true, true), run("gguf:qwen", true, true)],
-            vec![run("rules", false, false), run("gguf:qwen", true, true)],
-            vec![run("rules", true, false), run("gguf:qwen", false, false)],
-        ]);
+        let mut unfounded = four_cases(4, 4);
+        unfounded["results"][3]["runs"][0]["reproduced"] = false.into();
         let error = check(&unfounded, Path::new(SUITE)).unwrap_err().to_string();
-        assert!(error.contains("rules accepted a script for case-2"), "{error}");
+        assert!(error.contains("rules accepted a script for case-3"), "{error}");
 
-        let mut skipped = summary(vec![
-            vec![run("rules", true, true), run("gguf:qwen", true, true)],
-            vec![run("rules", false, false), run("gguf:qwen", true, true)],
-        ]);
+        let mut skipped = four_cases(4, 4);
         skipped["results"][1]["skipped"] = "tensorflow is not installed".into();
         let error = check(&skipped, Path::new(SUITE)).unwrap_err().to_string();
         assert!(error.contains("case-1: skipped: tensorflow"), "{error}");
+
+        let rules_only = summary(vec![vec![run("rules", true, true)]; 4]);
+        let error = check(&rules_only, Path::new(SUITE)).unwrap_err().to_string();
+        assert!(error.contains("expected the rules and an LLM"), "{error}");
     }
 }

@@ -170,10 +170,10 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
     let class_match = expected.class == observed.class && expected.class != SymptomClass::Unknown;
     match expected.class {
         SymptomClass::Crash => {
-            let type_match = match (&expected.error_type, &observed.error_type) {
-                (Some(e), Some(o)) => e == o,
-                (None, Some(_)) => true,
-                _ => false,
+            let (type_match, other_type) = match (&expected.error_type, &observed.error_type) {
+                (Some(e), Some(o)) => (e == o, e != o),
+                (None, Some(_)) => (true, false),
+                _ => (false, false),
             };
             let message = run.traceback.as_ref().map_or("", |t| t.message.as_str());
             let reported_message = parse_traceback(&report.observed).map(|t| t.message).unwrap_or_default();
@@ -182,8 +182,13 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
             } else {
                 word_overlap(message, &reported_message)
             };
-            let score =
-                if class_match { 0.5 } else { 0.0 } + if type_match && class_match { 0.3 } else { 0.0 } + 0.2 * overlap;
+            // The reported exception type is part of the symptom: another type with the
+            // reported message (a library version that raises a subclass, or a different
+            // failure) is never accepted on the message alone.
+            let message_weight = if other_type { 0.1 } else { 0.2 };
+            let score = if class_match { 0.5 } else { 0.0 }
+                + if type_match && class_match { 0.3 } else { 0.0 }
+                + message_weight * overlap;
             let seen = run.traceback.as_ref().map_or_else(
                 || "the script ended without an exception".to_owned(),
                 |t| {
@@ -195,7 +200,12 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
                 },
             );
             let wanted = expected.error_type.as_deref().unwrap_or("an exception");
-            (score, format!("The report shows {wanted}; {seen}."))
+            let not_it = if other_type {
+                format!(" That is not the reported {wanted}, even with the same message.")
+            } else {
+                String::new()
+            };
+            (score, format!("The report shows {wanted}; {seen}.{not_it}"))
         }
         SymptomClass::Unknown => {
             let overlap = word_overlap(&output, &report.observed);
@@ -306,6 +316,13 @@ mod tests {
         assert!(detail.contains("KeyError"), "{detail}");
         let (score, _) = score_run(&crash, &observe(Termination::Exited(0), "done", "", 1));
         assert!(score < 0.3, "{score}");
+        let subclass = "Traceback (most recent call last):\nNotImplementedError: shapes (3,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)\n";
+        let (score, detail) = score_run(&crash, &observe(Termination::Exited(1), "", subclass, 1));
+        assert!(
+            score < ACCEPT_SCORE,
+            "the reported message with another exception type is not the reported crash: {score}"
+        );
+        assert!(detail.contains("not the reported ValueError"), "{detail}");
 
         let nan = rules_of(BugReport {
             title: "loss becomes nan".into(),
