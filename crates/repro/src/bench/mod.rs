@@ -125,9 +125,32 @@ pub async fn command(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed_precise} eta {eta} {msg}")
             .expect("a valid template"),
     );
+    // The bar draws only on a terminal; a log (CI) gets one line per finished case instead.
+    let log_lines = !std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let total = cases.len();
     let mut on_case = |result: &CaseResult| {
         bar.inc(1);
         bar.set_message(result.case.clone());
+        if log_lines {
+            let runs: Vec<String> = result
+                .runs
+                .iter()
+                .map(|run| {
+                    let verdict = if run.reproduced { "reproduced" } else { "not reproduced" };
+                    format!(
+                        "{}: {verdict} in {:.0} s",
+                        run.generator,
+                        run.elapsed_ms as f64 / 1000.0
+                    )
+                })
+                .collect();
+            eprintln!(
+                "bench-repro: {}/{total} {}: {}",
+                bar.position(),
+                result.case,
+                runs.join("; ")
+            );
+        }
     };
     let results = run_suite(cases, config, &mut on_case).await;
     bar.finish_and_clear();
