@@ -24,7 +24,7 @@ const BASE_PYTHON: &str = "/usr/bin/python3";
 /// A Python environment with deep-learning frameworks, made from Debian's interpreter.
 pub(crate) struct Frameworks {
     /// Relative to the root; `--python` takes `<folder>/bin/python`.
-    pub(crate) folder: &'static str,
+    folder: &'static str,
     requirements: &'static [&'static str],
     /// Python that imports what the sandbox will run, printing the versions.
     import_check: &'static str,
@@ -60,7 +60,7 @@ const OUTSIDE_CLOSED_CHECKOUT: &str = "/opt/replayground";
 
 /// Where `frameworks` lives: in the checkout when the sandbox's uids can reach it, else
 /// (as root) under /opt/replayground.
-pub(crate) fn location(project: &Project, frameworks: &Frameworks) -> Result<PathBuf> {
+fn location(project: &Project, frameworks: &Frameworks) -> Result<PathBuf> {
     let venv = project.root.join(frameworks.folder);
     let Some(closed) = closed_ancestor(&venv) else {
         return Ok(venv);
@@ -78,11 +78,9 @@ pub(crate) fn location(project: &Project, frameworks: &Frameworks) -> Result<Pat
     )
 }
 
-/// The interpreter `--python` takes for `frameworks`, when it is installed as pinned.
-pub(crate) fn installed_python(project: &Project, frameworks: &Frameworks) -> Option<PathBuf> {
-    let venv = location(project, frameworks).ok()?;
-    let stamp = fs::read_to_string(venv.join(STAMP)).ok()?;
-    (stamp == frameworks.requirements.join("\n")).then(|| venv.join("bin/python"))
+/// Whether the environment in `venv` holds `frameworks` as pinned.
+fn installed(venv: &Path, frameworks: &Frameworks) -> bool {
+    fs::read_to_string(venv.join(STAMP)).is_ok_and(|stamp| stamp == frameworks.requirements.join("\n"))
 }
 
 /// Written last into an environment whose packages all installed and imported.
@@ -101,12 +99,12 @@ pub(crate) fn install_frameworks(project: &Project, frameworks: &Frameworks) -> 
         frameworks.requirements.join(" "),
         venv.display()
     );
-    if let Some(python) = installed_python(project, frameworks) {
+    let python = venv.join("bin/python");
+    if installed(&venv, frameworks) {
         println!("setup: {:<16} {what}", "already present");
         return Ok(python);
     }
     build(&venv, frameworks)?;
-    let python = venv.join("bin/python");
     println!(
         "setup: {:<16} {what}; run with --python {}",
         "installed",

@@ -1,11 +1,10 @@
 //! `cargo xtask test`'s last step: the reproduction agent on the embedded code LLM against
 //! a few real bug reports of `tests/repro-real` (the `ci` split), for real, in the sandbox,
 //! with TensorFlow installed (`dl::TENSORFLOW`). The whole suite takes about 90 minutes
-//! here and torch's 4 GB; these cases take a few minutes (about 5 here) and fail the step when the agent
-//! reproduces fewer of them than it did when measured, or accepts a script whose run does
-//! not show the bug.
+//! here and torch's 4 GB; these cases take about 5 minutes and fail the step when the
+//! agent reproduces fewer of them than it did when measured, or accepts a script whose
+//! run does not show the bug.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
@@ -51,12 +50,12 @@ pub(crate) fn ci_subset(project: &Project) -> Result<()> {
         bail!("bench-repro failed ({})", output.status);
     }
     let summary: Value = serde_json::from_slice(&output.stdout).context("bench-repro did not print its JSON")?;
-    check(&summary, Path::new(SUITE))
+    check(&summary)
 }
 
 /// Every case ran, neither generator accepted a run that does not show the bug, and each
 /// reproduced at least its floor.
-fn check(summary: &Value, suite: &Path) -> Result<()> {
+fn check(summary: &Value) -> Result<()> {
     let results = summary["results"].as_array().context("the JSON has no results")?;
     let mut failures = Vec::new();
     for case in results {
@@ -121,9 +120,7 @@ fn check(summary: &Value, suite: &Path) -> Result<()> {
         return Ok(());
     }
     bail!(
-        "{} ({}; rerun with --transcripts DIR to see why):\n  {}",
-        suite.display(),
-        SPLIT,
+        "{SUITE} ({SPLIT}; rerun with --transcripts DIR to see why):\n  {}",
         failures.join("\n  ")
     )
 }
@@ -157,36 +154,32 @@ mod tests {
 
     #[test]
     fn the_floors_pass_when_both_generators_reproduce_enough() {
-        check(&four_cases(RULES_FLOOR, LLM_FLOOR), Path::new(SUITE)).expect("the floors themselves pass");
-        check(&four_cases(4, 4), Path::new(SUITE)).expect("all four pass");
+        check(&four_cases(RULES_FLOOR, LLM_FLOOR)).expect("the floors themselves pass");
+        check(&four_cases(4, 4)).expect("all four pass");
     }
 
     #[test]
     fn too_few_reproductions_an_unfounded_acceptance_or_a_skip_fail() {
-        let error = check(&four_cases(RULES_FLOOR, LLM_FLOOR - 1), Path::new(SUITE))
-            .unwrap_err()
-            .to_string();
+        let error = check(&four_cases(RULES_FLOOR, LLM_FLOOR - 1)).unwrap_err().to_string();
         assert!(
             error.contains(&format!("gguf:qwen reproduced {} of 4", LLM_FLOOR - 1)),
             "{error}"
         );
-        let error = check(&four_cases(RULES_FLOOR - 1, 4), Path::new(SUITE))
-            .unwrap_err()
-            .to_string();
+        let error = check(&four_cases(RULES_FLOOR - 1, 4)).unwrap_err().to_string();
         assert!(error.contains("rules reproduced"), "{error}");
 
         let mut unfounded = four_cases(4, 4);
         unfounded["results"][3]["runs"][0]["reproduced"] = false.into();
-        let error = check(&unfounded, Path::new(SUITE)).unwrap_err().to_string();
+        let error = check(&unfounded).unwrap_err().to_string();
         assert!(error.contains("rules accepted a script for case-3"), "{error}");
 
         let mut skipped = four_cases(4, 4);
         skipped["results"][1]["skipped"] = "tensorflow is not installed".into();
-        let error = check(&skipped, Path::new(SUITE)).unwrap_err().to_string();
+        let error = check(&skipped).unwrap_err().to_string();
         assert!(error.contains("case-1: skipped: tensorflow"), "{error}");
 
         let rules_only = summary(vec![vec![run("rules", true, true)]; 4]);
-        let error = check(&rules_only, Path::new(SUITE)).unwrap_err().to_string();
+        let error = check(&rules_only).unwrap_err().to_string();
         assert!(error.contains("expected the rules and an LLM"), "{error}");
     }
 }

@@ -101,11 +101,11 @@ pub async fn command(
     })
     .await??;
     let llms: Vec<_> = deps.llm.take().into_iter().chain(also).collect();
-    let names: Vec<String> = llms.iter().map(|llm| llm.name()).collect();
-    if let Some(twice) = names
+    let mut names = std::collections::BTreeSet::new();
+    if let Some(twice) = llms
         .iter()
-        .enumerate()
-        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+        .map(|llm| llm.name())
+        .find(|name| !names.insert(name.clone()))
     {
         anyhow::bail!("the LLM {twice} is named twice (--llm and --also-llm); each is measured once");
     }
