@@ -31,16 +31,20 @@ pub(crate) struct Frameworks {
     size: &'static str,
 }
 
-/// Pinned from `PyPI` (2026-12-01). `tensorflow-cpu` brings keras 3. torch has no CPU-only
-/// build on `PyPI`: its CUDA build pulls the NVIDIA libraries (about 4 GB) and runs on the
-/// CPU when there is no GPU; importing it maps about 3 GB of address space, so a script
-/// that imports torch gets a 4 GiB address-space limit in the sandbox.
-const TENSORFLOW_CPU: &str = "tensorflow-cpu==2.21.0";
+/// The versions the dataset's reproductions ran with and its reports state
+/// (`requirements.txt`: tensorflow 2.15.1, keras 2.15.0, torch 2.4.0), so that a report's
+/// exception is one these frameworks raise: every one of the 24 crash reproductions of
+/// `tests/repro-real` that runs here raises the reported type with them, while with
+/// TensorFlow 2.21 / Keras 3 and torch 2.15 five end otherwise (another type, or no error;
+/// 2026-12-03, the top-level README has the table). `tensorflow-cpu` 2.15.1 brings keras 2.15
+/// and numpy 1.26 and has wheels for Debian's Python 3.11. torch has no CPU-only build on
+/// `PyPI`: its CUDA build pulls the NVIDIA libraries (about 3 GB) and runs on the CPU.
+const TENSORFLOW_CPU: &str = "tensorflow-cpu==2.15.1";
 
 /// `--with dl`: both frameworks, for every case of `tests/repro-real`.
 pub(crate) const ALL: Frameworks = Frameworks {
     folder: ".tools/dl",
-    requirements: &[TENSORFLOW_CPU, "torch==2.15.0"],
+    requirements: &[TENSORFLOW_CPU, "torch==2.4.0"],
     import_check: "import tensorflow as tf, keras, torch; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__)",
     size: "about 6 GB",
 };

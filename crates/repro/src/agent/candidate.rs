@@ -68,6 +68,13 @@ impl Checked {
         traceback.frames.iter().find(|f| f.file == "<string>").map(|f| f.line)
     }
 
+    /// The script's innermost line in the traceback, when its run crashed: the line that
+    /// raised, or called into the library that did.
+    pub(super) fn error_line(&self) -> Option<u32> {
+        let traceback = self.run.as_ref()?.traceback.as_ref()?;
+        traceback.frames.iter().rev().find(|f| f.file == "<string>").map(|f| f.line)
+    }
+
     /// Streams a check's verdict as it is known and keeps it for scoring.
     pub(super) async fn record(&mut self, verdict: CheckVerdict, attempt: u32, events: &Sender<AgentEvent>) {
         emit(

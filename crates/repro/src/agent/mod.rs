@@ -468,6 +468,7 @@ async fn run(
                         candidate,
                         feedback,
                         crash_line: checked.crash_line(),
+                        error_line: checked.error_line(),
                     },
                 );
                 match llm_generate(llm, &input, prior, attempt, repeats, events).await {

@@ -20,6 +20,7 @@ mod show_warnings;
 mod shrink_loops;
 mod strip_notebook;
 mod synthesize_data;
+mod uncatch_reported;
 
 pub(crate) use append_observer::OBSERVER_MARK;
 pub(crate) use append_observer::append_observer;
@@ -38,6 +39,7 @@ pub(crate) use show_warnings::show_warnings;
 pub(crate) use shrink_loops::shrink_loops;
 pub(crate) use strip_notebook::strip_notebook;
 pub(crate) use synthesize_data::synthesize_data;
+pub(crate) use uncatch_reported::uncatch_reported;
 
 /// One edit action: changes the code and says what it did, or leaves it and says nothing.
 pub(crate) type EditAction<'a> = dyn Fn(&mut String) -> Option<String> + 'a;

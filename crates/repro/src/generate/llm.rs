@@ -126,6 +126,25 @@ pub struct Prior<'a> {
     pub feedback: &'a str,
     /// The script's top-level line that raised, when its run crashed.
     pub crash_line: Option<u32>,
+    /// The script's innermost line in the traceback, when its run crashed.
+    pub error_line: Option<u32>,
+}
+
+impl Prior<'_> {
+    /// The feedback with the script's line that raised, which a small model otherwise
+    /// has to find from the message alone.
+    fn feedback_with_line(&self) -> String {
+        let line = self
+            .error_line
+            .and_then(|n| self.candidate.code.lines().nth(usize::try_from(n).ok()?.checked_sub(1)?))
+            .map(str::trim)
+            .filter(|line| !line.is_empty());
+        match line {
+            Some(line) => format!("{}
+The exception came from this line of the script: `{line}`", self.feedback),
+            None => self.feedback.to_owned(),
+        }
+    }
 }
 
 /// The draft and the lines an LLM appended to it (the prefill's comment up to the
@@ -286,27 +305,24 @@ pub async fn llm_candidate(
     let has_draft = tools
         .as_ref()
         .is_some_and(|t| !t.edits.iter().any(|e| e.contains("wrote a skeleton")));
-    let (ask, max_tokens) = match previous {
-        Some(prior) => match appended_lines(&prior.candidate.code) {
+    let feedback = previous.map(|prior| prior.feedback_with_line());
+    let (ask, max_tokens) = match (previous, feedback.as_deref()) {
+        (Some(prior), Some(feedback)) => match appended_lines(&prior.candidate.code) {
             // The appended lines ran (a crash in the draft needs the draft changed).
             Some((draft, lines, start)) if prior.crash_line.is_none_or(|line| line >= start) => (
-                Ask::Replace {
-                    draft,
-                    lines,
-                    feedback: prior.feedback,
-                },
+                Ask::Replace { draft, lines, feedback },
                 400,
             ),
             _ => (
                 Ask::Refine {
                     previous: prior.candidate,
-                    feedback: prior.feedback,
+                    feedback,
                 },
                 900,
             ),
         },
-        None if has_draft => (Ask::Continue { draft }, 400),
-        None => (Ask::Script, 900),
+        _ if has_draft => (Ask::Continue { draft }, 400),
+        _ => (Ask::Script, 900),
     };
     let messages = generation_messages(input, ask);
     let params = GenParams {
@@ -502,6 +518,7 @@ mod tests {
             candidate: &first,
             feedback: "Runtime check failed: it ran and looks like no anomaly.",
             crash_line: None,
+            error_line: None,
         };
         let second = llm_candidate(&llm, &input, Some(prior), Draw::default(), &mut |_| {})
             .await
@@ -529,6 +546,7 @@ mod tests {
         let llm = ScriptedLlm::new(vec![ScriptedReply::Any("```python\nprint(1)\n```".into())]);
         let prior = Prior {
             crash_line: Some(start - 1),
+            error_line: Some(2),
             ..prior
         };
         llm_candidate(&llm, &input, Some(prior), Draw::default(), &mut |_| {})
@@ -536,6 +554,11 @@ mod tests {
             .unwrap();
         let prompt = &llm.prompts()[0].1;
         assert!(prompt.contains("Write the corrected, complete script"), "{prompt}");
+        let second_line = first.code.lines().nth(1).unwrap().trim();
+        assert!(
+            prompt.contains(&format!("The exception came from this line of the script: `{second_line}`")),
+            "the line that raised is named: {prompt}"
+        );
     }
 
     #[test]

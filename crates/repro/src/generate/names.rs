@@ -146,21 +146,35 @@ pub async fn resolve_undefined(
 const MAX_ASKED: usize = 6;
 
 /// Renames `name` to the one name the script defines at module level that differs from
-/// it in case only; the edit made, if any.
+/// it in case only; the edit made, if any. A class-like name (`Model`) is never renamed
+/// to a variable (`model`), nor any name to the one its own value is assigned to
+/// (`model = Model(...)` would become `model = model(...)`): those are a class the script
+/// forgot to import, not a typo.
 fn rename_case_variant(code: &mut String, name: &str) -> Option<String> {
     let lower = name.to_lowercase();
     let pattern = crate::edits::re(r"(?m)^(?:class|def)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=[^=]");
-    let mut defined: Vec<String> = pattern
+    let mut defined: Vec<(String, bool)> = pattern
         .captures_iter(code)
-        .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_owned()))
-        .filter(|d| d != name && d.to_lowercase() == lower)
+        .filter_map(|c| match (c.get(1), c.get(2)) {
+            (Some(definition), _) => Some((definition.as_str().to_owned(), false)),
+            (None, Some(variable)) => Some((variable.as_str().to_owned(), true)),
+            _ => None,
+        })
+        .filter(|(d, _)| d != name && d.to_lowercase() == lower)
         .collect();
     defined.sort();
-    defined.dedup();
-    let [target] = defined.as_slice() else {
+    defined.dedup_by(|a, b| a.0 == b.0);
+    let [(target, is_variable)] = defined.as_slice() else {
         return None;
     };
     let word = word(name);
+    let assigns_its_use = crate::edits::re(&format!(r"(?m)^\s*{}\s*(?::[^=\n]*)?=[^=]", regex::escape(target)));
+    let self_reference = code
+        .lines()
+        .any(|line| assigns_its_use.is_match(line) && word.is_match(line.split_once('=').map_or("", |(_, v)| v)));
+    if (*is_variable && looks_like_class(name)) || self_reference {
+        return None;
+    }
     *code = word.replace_all(code, target.as_str()).into_owned();
     Some(format!("renamed `{name}` to `{target}`, the name the script defines"))
 }
@@ -465,6 +479,14 @@ mod tests {
         let mut code = "Model = 1\nMODEL = 2\nprint(model)\n".to_owned();
         assert!(rename_case_variant(&mut code, "model").is_none());
         assert!(rename_case_variant(&mut "x = 1\n".to_owned(), "y").is_none());
+        // A class the script forgot to import is not the variable it builds (case 17).
+        let mut code = "def build():\n    model = Model(inputs=[i], outputs=[o])\n    return model\nmodel = build()\n".to_owned();
+        assert!(rename_case_variant(&mut code, "Model").is_none(), "{code}");
+        let mut code = "net = 1\nnet = Net(net)\n".to_owned();
+        assert!(rename_case_variant(&mut code, "Net").is_none(), "{code}");
+        // A class-like name may still be a class defined under another case.
+        let mut code = "class MyNet:\n    pass\nm = Mynet()\n".to_owned();
+        assert!(rename_case_variant(&mut code, "Mynet").is_some(), "{code}");
     }
 
     #[test]

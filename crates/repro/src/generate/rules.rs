@@ -12,7 +12,7 @@ use super::{Candidate, GenInput};
 use crate::edits::{
     EditAction, append_observer, complete_imports, dedent, detach_project_imports, drive_context, fix_seeds,
     hoist_main_blocks, inferred_shape, migrate_deprecated, re, show_warnings, shrink_loops, strip_notebook,
-    synthesize_data,
+    synthesize_data, uncatch_reported,
 };
 use crate::report::looks_like_python;
 
@@ -45,12 +45,14 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
 
 /// An LLM's draft through the rules as tools: project imports the sandbox lacks detached,
 /// notebook syntax and stray indentation removed, deprecated APIs migrated, undefined data
-/// made synthetic, loops shrunk, imports completed, seeds fixed. What the draft chose itself
+/// made synthetic, loops shrunk, imports completed, seeds fixed, a handler of the reported
+/// exception unwrapped. What the draft chose itself
 /// (its output, how it drives the code) is left alone.
 pub(crate) fn polish_draft(input: &GenInput<'_>, code: &mut String) -> Vec<String> {
     let facts = ReportFacts::of(input);
-    let actions: [&EditAction<'_>; 9] = [
+    let actions: [&EditAction<'_>; 10] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
+        &|code| uncatch_reported(code, input.restructured),
         &strip_notebook,
         &dedent,
         &|code| migrate_deprecated(code, &facts.words),
@@ -98,31 +100,49 @@ impl ReportFacts {
     }
 }
 
-/// Names defined at the top of `code` (functions and classes).
+/// Names `code` defines with `def` or `class`, at any depth.
 fn definitions(code: &str) -> BTreeSet<String> {
-    static DEF: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*(?:def|class)\s+(\w+)"));
+    static DEF: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*(?:async\s+)?(?:def|class)\s+(\w+)"));
     DEF.captures_iter(code).map(|c| c[1].to_owned()).collect()
 }
 
+/// Names `code` defines with `def` or `class` at module level.
+fn top_level_definitions(code: &str) -> BTreeSet<String> {
+    code.lines()
+        .filter_map(|line| TOP_LEVEL_DEF.captures(line).map(|c| c[1].to_owned()))
+        .collect()
+}
+
+static TOP_LEVEL_DEF: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:async\s+)?(?:def|class)\s+(\w+)"));
+
 /// The code to start from: the report's snippets, the context, or a skeleton.
 fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
+    let mut edits = Vec::new();
     let snippets: Vec<String> = input
         .report
         .code()
         .iter()
         .filter(|s| looks_like_python(s) || input.report.snippets.contains(s))
-        .cloned()
+        .map(|snippet| {
+            let mut snippet = snippet.clone();
+            edits.extend(dedent(&mut snippet));
+            snippet
+        })
         .collect();
-    let mut edits = Vec::new();
+    let joined = snippets.join("\n");
     let mut code = String::new();
     if let Some(context) = input.context {
-        let defined = definitions(&context.code);
-        let joined = snippets.join("\n");
-        let used = defined
-            .iter()
+        // The context is taken for what the snippets use and do not define themselves (the
+        // project file is often the snippet), without a second copy of what they define.
+        let in_snippets = definitions(&joined);
+        let needed = definitions(&context.code)
+            .difference(&in_snippets)
             .any(|name| Regex::new(&format!(r"\b{}\b", regex::escape(name))).is_ok_and(|r| r.is_match(&joined)));
-        if snippets.is_empty() || used {
-            code.push_str(&entry_last(&context.code));
+        if snippets.is_empty() || needed {
+            code.push_str(&without_blocks(
+                &entry_last(&context.code),
+                &top_level_definitions(&joined),
+            ));
             code.push_str("\n\n");
             edits.push(format!(
                 "took `{}` from {} (lines {}-{}) with its dependencies",
@@ -131,23 +151,17 @@ fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
         }
     }
     if !snippets.is_empty() {
-        let count = snippets.len();
-        let mut joined = String::new();
-        for snippet in snippets {
-            let mut snippet = snippet;
-            if let Some(edit) = dedent(&mut snippet) {
-                edits.push(edit);
+        for snippet in &snippets {
+            code.push_str(snippet);
+            if !code.ends_with('\n') {
+                code.push('\n');
             }
-            joined.push_str(&snippet);
-            if !joined.ends_with('\n') {
-                joined.push('\n');
-            }
-            joined.push('\n');
+            code.push('\n');
         }
-        code.push_str(&joined);
         edits.push(format!(
-            "took the report's code ({count} snippet{})",
-            if count == 1 { "" } else { "s" }
+            "took the report's code ({} snippet{})",
+            snippets.len(),
+            if snippets.len() == 1 { "" } else { "s" }
         ));
     }
     if code.trim().is_empty() {
@@ -165,6 +179,32 @@ fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
         edits.push("the report has no code: wrote a skeleton that cannot show the bug by itself".to_owned());
     }
     (code, edits)
+}
+
+/// `code` without its top-level `def`/`class` blocks (decorators included) named in `names`.
+fn without_blocks(code: &str, names: &BTreeSet<String>) -> String {
+    let mut out = String::new();
+    let mut pending = String::new(); // decorators waiting for their definition
+    let mut skipping = false;
+    for line in code.split_inclusive('\n') {
+        let top_level = !line.starts_with([' ', '\t']) && !line.trim().is_empty();
+        if top_level {
+            if line.starts_with('@') {
+                pending.push_str(line);
+                continue;
+            }
+            skipping = TOP_LEVEL_DEF.captures(line).is_some_and(|c| names.contains(&c[1]));
+            if !skipping {
+                out.push_str(&pending);
+            }
+            pending.clear();
+        }
+        if !skipping {
+            out.push_str(line);
+        }
+    }
+    out.push_str(&pending);
+    out
 }
 
 /// A context lists its own file first, then the definitions it uses: when that file runs
@@ -259,6 +299,50 @@ mod tests {
         assert!(c.code.contains(OBSERVER_MARK));
         assert!(crate::checks::structural(&c.code).passed, "{}", c.code);
         assert!(c.edits.len() >= 6, "{:?}", c.edits);
+    }
+
+    #[test]
+    fn the_context_adds_only_what_the_snippets_do_not_define() {
+        use replayground_shared::repro::{ChunkKind, RankedContext};
+        let report = ParsedReport::from(BugReport {
+            observed: "ValueError: bad shape".into(),
+            snippets: vec!["def build():\n    return helper(2)\n\nprint(build())\n".into()],
+            ..BugReport::default()
+        });
+        let restructured = restructure_rules(&report);
+        let context = |code: &str| RankedContext {
+            path: "model.py".into(),
+            name: "build".into(),
+            kind: ChunkKind::Function,
+            start_line: 1,
+            end_line: 3,
+            score: 1.0,
+            bm25: 1.0,
+            dense: 1.0,
+            rerank: None,
+            training_loop: false,
+            code: code.into(),
+        };
+        // The project file is the snippet (case 17): taken once.
+        let same = context("# --- model.py ---\ndef build():\n    return helper(2)\n");
+        let input = GenInput {
+            context: Some(&same),
+            ..GenInput::of_report(&report, &restructured)
+        };
+        let code = rule_candidate(&input).code;
+        assert_eq!(code.matches("def build():").count(), 1, "{code}");
+        // The project defines a helper the snippet uses: the helper comes, its `build` not.
+        let helper = context(
+            "# --- model.py ---\n@cache\ndef build():\n    return helper(2)\n\ndef helper(n):\n    return n\n",
+        );
+        let input = GenInput {
+            context: Some(&helper),
+            ..GenInput::of_report(&report, &restructured)
+        };
+        let code = rule_candidate(&input).code;
+        assert_eq!(code.matches("def build():").count(), 1, "{code}");
+        assert!(!code.contains("@cache"), "the decorator goes with its function: {code}");
+        assert!(code.find("def helper").unwrap() < code.find("print(build())").unwrap(), "{code}");
     }
 
     #[test]
