@@ -72,7 +72,12 @@ impl Checked {
     /// raised, or called into the library that did.
     pub(super) fn error_line(&self) -> Option<u32> {
         let traceback = self.run.as_ref()?.traceback.as_ref()?;
-        traceback.frames.iter().rev().find(|f| f.file == "<string>").map(|f| f.line)
+        traceback
+            .frames
+            .iter()
+            .rev()
+            .find(|f| f.file == "<string>")
+            .map(|f| f.line)
     }
 
     /// Streams a check's verdict as it is known and keeps it for scoring.

@@ -155,6 +155,56 @@ fn quoted_values(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The score of a run that prints every value a report of unknown symptom quotes: above
+/// acceptance, below a classified symptom matched with its cues.
+const SHOWS_REPORTED_VALUES: f32 = 0.75;
+
+/// Whether `code` itself writes a value the report of unknown symptom quotes: a run that
+/// prints it then shows the script, not the bug (`print("loss 1.0986")`), and is not
+/// accepted on those values.
+pub(crate) fn writes_reported_values(report: &RestructuredReport, code: &str) -> bool {
+    report.symptom.class == SymptomClass::Unknown && shows_any(&reported_values(report), &quoted_values(code))
+}
+
+fn shows_any(reported: &BTreeSet<String>, seen: &BTreeSet<String>) -> bool {
+    reported.iter().any(|r| seen.contains(r))
+}
+
+/// Whether quoted values say enough to be met by chance rarely: two or more, or one with
+/// four significant digits or more (`1.0986123`, not `0.5`).
+fn is_specific(values: &BTreeSet<String>) -> bool {
+    let significant = |v: &str| {
+        v.trim_start_matches(['-', '0', '.'])
+            .chars()
+            .filter(char::is_ascii_digit)
+            .count()
+    };
+    values.len() >= 2 || values.iter().any(|v| significant(v) >= 4)
+}
+
+/// Whether every reported value is among the seen ones: the same text, or the same number
+/// to the shorter one's decimals when both have three or more (`1.0986` for
+/// `1.0986123085021973`: the run printed fewer digits).
+fn shows_all(reported: &BTreeSet<String>, seen: &BTreeSet<String>) -> bool {
+    let decimals = |v: &str| {
+        v.split_once('.')
+            .map_or(0, |(_, d)| d.chars().take_while(char::is_ascii_digit).count())
+    };
+    let close = |r: &str, s: &str| {
+        let digits = decimals(r).min(decimals(s));
+        match (r.parse::<f64>(), s.parse::<f64>()) {
+            (Ok(a), Ok(b)) if digits >= 3 && a.is_finite() => {
+                (a - b).abs() <= 0.51 * 10f64.powi(-i32::try_from(digits.min(12)).unwrap_or(12))
+            }
+            _ => false,
+        }
+    };
+    !reported.is_empty()
+        && reported
+            .iter()
+            .all(|r| seen.contains(r) || seen.iter().any(|s| close(r, s)))
+}
+
 /// How well a run shows the reported symptom, 0..=1, and why.
 pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, String) {
     let expected = &report.symptom;
@@ -208,10 +258,29 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
             (score, format!("The report shows {wanted}; {seen}.{not_it}"))
         }
         SymptomClass::Unknown => {
+            // What the bug is could not be read, but the report's own output can still be
+            // met: a run that ends normally printing every value it quotes (specific
+            // ones: two or more, or one of four significant digits or more) shows it.
+            let values = reported_values(report);
+            let listed = values.iter().take(6).cloned().collect::<Vec<_>>().join(", ");
+            let ended = matches!(run.termination, Termination::Exited(0));
+            if ended && is_specific(&values) && shows_all(&values, &quoted_values(&output)) {
+                return (
+                    SHOWS_REPORTED_VALUES,
+                    format!(
+                        "The report's symptom could not be classified, but the run prints every value the report shows ({listed})."
+                    ),
+                );
+            }
             let overlap = word_overlap(&output, &report.observed);
+            let hint = if is_specific(&values) {
+                format!(" A run that ends normally and prints the values the report shows ({listed}) would.")
+            } else {
+                String::new()
+            };
             (
                 0.4 * overlap,
-                "The report's symptom could not be classified, so the run cannot confirm it.".to_owned(),
+                format!("The report's symptom could not be classified, so the run cannot confirm it.{hint}"),
             )
         }
         _ => {
@@ -300,6 +369,43 @@ mod tests {
     use super::*;
     use crate::restructure::rules_of;
     use replayground_shared::repro::BugReport;
+
+    #[test]
+    fn an_unclassified_report_is_met_by_a_run_printing_its_values() {
+        let report = rules_of(BugReport {
+            observed: "tensor(0.5000)\ntensor(0.6682)\ntensor(0.6225)".into(),
+            ..BugReport::default()
+        });
+        assert_eq!(report.symptom.class, SymptomClass::Unknown);
+        let run = |stdout: &str, code: i32| observe(Termination::Exited(code), stdout, "", 0);
+        let (score, detail) = score_run(&report, &run("tensor(0.5000)\ntensor(0.6682)\ntensor(0.6225)\n", 0));
+        assert!(score >= ACCEPT_SCORE, "{score} {detail}");
+        // One value missing, or a crash after printing them: not shown.
+        let (score, detail) = score_run(&report, &run("tensor(0.5000)\ntensor(0.6682)\n", 0));
+        assert!(score < ACCEPT_SCORE, "{score}");
+        assert!(detail.contains("0.6225"), "the values to print are named: {detail}");
+        assert!(score_run(&report, &run("tensor(0.5000)\ntensor(0.6682)\ntensor(0.6225)\n", 1)).0 < ACCEPT_SCORE);
+        // Unless the script writes them itself.
+        assert!(writes_reported_values(&report, "print('tensor(0.6682)')\n"));
+        assert!(!writes_reported_values(
+            &report,
+            "vec = torch.tensor([0.2, 0.9, 0.7])\n"
+        ));
+        // One long value, printed with fewer digits, is met; one short value never.
+        let stuck = rules_of(BugReport {
+            observed: "epoch: 10\tTrain Loss : 1.0986123085021973".into(),
+            ..BugReport::default()
+        });
+        assert!(score_run(&stuck, &run("Train Loss : 1.0986\n", 0)).0 >= ACCEPT_SCORE);
+        assert!(score_run(&stuck, &run("Train Loss : 1.0990\n", 0)).0 < ACCEPT_SCORE);
+        let vague = rules_of(BugReport {
+            observed: "it prints 0.5".into(),
+            ..BugReport::default()
+        });
+        if vague.symptom.class == SymptomClass::Unknown {
+            assert!(score_run(&vague, &run("0.5\n", 0)).0 < ACCEPT_SCORE);
+        }
+    }
 
     #[test]
     fn runs_are_scored_against_the_report() {

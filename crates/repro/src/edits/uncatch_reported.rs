@@ -161,7 +161,10 @@ mod tests {
         ];
         for original in kept {
             let mut code = original.to_owned();
-            assert!(uncatch_reported(&mut code, &crash("ValueError")).is_none(), "{original}");
+            assert!(
+                uncatch_reported(&mut code, &crash("ValueError")).is_none(),
+                "{original}"
+            );
             assert_eq!(code, original);
         }
         let silent = report(SymptomClass::WrongCalculation, None);

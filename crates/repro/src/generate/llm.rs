@@ -136,12 +136,20 @@ impl Prior<'_> {
     fn feedback_with_line(&self) -> String {
         let line = self
             .error_line
-            .and_then(|n| self.candidate.code.lines().nth(usize::try_from(n).ok()?.checked_sub(1)?))
+            .and_then(|n| {
+                self.candidate
+                    .code
+                    .lines()
+                    .nth(usize::try_from(n).ok()?.checked_sub(1)?)
+            })
             .map(str::trim)
             .filter(|line| !line.is_empty());
         match line {
-            Some(line) => format!("{}
-The exception came from this line of the script: `{line}`", self.feedback),
+            Some(line) => format!(
+                "{}
+The exception came from this line of the script: `{line}`",
+                self.feedback
+            ),
             None => self.feedback.to_owned(),
         }
     }
@@ -309,10 +317,9 @@ pub async fn llm_candidate(
     let (ask, max_tokens) = match (previous, feedback.as_deref()) {
         (Some(prior), Some(feedback)) => match appended_lines(&prior.candidate.code) {
             // The appended lines ran (a crash in the draft needs the draft changed).
-            Some((draft, lines, start)) if prior.crash_line.is_none_or(|line| line >= start) => (
-                Ask::Replace { draft, lines, feedback },
-                400,
-            ),
+            Some((draft, lines, start)) if prior.crash_line.is_none_or(|line| line >= start) => {
+                (Ask::Replace { draft, lines, feedback }, 400)
+            }
             _ => (
                 Ask::Refine {
                     previous: prior.candidate,
@@ -556,7 +563,9 @@ mod tests {
         assert!(prompt.contains("Write the corrected, complete script"), "{prompt}");
         let second_line = first.code.lines().nth(1).unwrap().trim();
         assert!(
-            prompt.contains(&format!("The exception came from this line of the script: `{second_line}`")),
+            prompt.contains(&format!(
+                "The exception came from this line of the script: `{second_line}`"
+            )),
             "the line that raised is named: {prompt}"
         );
     }

@@ -480,7 +480,8 @@ mod tests {
         assert!(rename_case_variant(&mut code, "model").is_none());
         assert!(rename_case_variant(&mut "x = 1\n".to_owned(), "y").is_none());
         // A class the script forgot to import is not the variable it builds (case 17).
-        let mut code = "def build():\n    model = Model(inputs=[i], outputs=[o])\n    return model\nmodel = build()\n".to_owned();
+        let mut code =
+            "def build():\n    model = Model(inputs=[i], outputs=[o])\n    return model\nmodel = build()\n".to_owned();
         assert!(rename_case_variant(&mut code, "Model").is_none(), "{code}");
         let mut code = "net = 1\nnet = Net(net)\n".to_owned();
         assert!(rename_case_variant(&mut code, "Net").is_none(), "{code}");

@@ -11,8 +11,8 @@ use regex::Regex;
 use super::{Candidate, GenInput};
 use crate::edits::{
     EditAction, append_observer, complete_imports, dedent, detach_project_imports, drive_context, fix_seeds,
-    hoist_main_blocks, inferred_shape, migrate_deprecated, re, show_warnings, shrink_loops, strip_notebook,
-    synthesize_data, uncatch_reported,
+    hoist_main_blocks, inferred_shape, migrate_deprecated, re, repair_indentation, run_on_cpu, show_warnings,
+    shrink_loops, strip_notebook, synthesize_data, uncatch_reported,
 };
 use crate::report::looks_like_python;
 
@@ -21,12 +21,14 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
     let (mut code, mut edits) = base_code(input);
     let facts = ReportFacts::of(input);
     let has_context = input.context.is_some();
-    let actions: [&EditAction<'_>; 12] = [
+    let actions: [&EditAction<'_>; 14] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| if has_context { hoist_main_blocks(code) } else { None },
         &strip_notebook,
         &dedent,
+        &repair_indentation,
         &|code| migrate_deprecated(code, &facts.words),
+        &|code| run_on_cpu(code, &input.restructured.observed),
         &|code| synthesize_data(code, &facts.shape),
         &|code| shrink_loops(code, 100, 10_000),
         &|code| {
@@ -44,18 +46,21 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
 }
 
 /// An LLM's draft through the rules as tools: project imports the sandbox lacks detached,
-/// notebook syntax and stray indentation removed, deprecated APIs migrated, undefined data
+/// notebook syntax and stray indentation removed, indentation slips repaired, deprecated APIs
+/// migrated, GPU code moved to the CPU, undefined data
 /// made synthetic, loops shrunk, imports completed, seeds fixed, a handler of the reported
 /// exception unwrapped. What the draft chose itself
 /// (its output, how it drives the code) is left alone.
 pub(crate) fn polish_draft(input: &GenInput<'_>, code: &mut String) -> Vec<String> {
     let facts = ReportFacts::of(input);
-    let actions: [&EditAction<'_>; 10] = [
+    let actions: [&EditAction<'_>; 12] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| uncatch_reported(code, input.restructured),
         &strip_notebook,
         &dedent,
+        &repair_indentation,
         &|code| migrate_deprecated(code, &facts.words),
+        &|code| run_on_cpu(code, &input.restructured.observed),
         &|code| synthesize_data(code, &facts.shape),
         &|code| shrink_loops(code, 100, 10_000),
         &complete_imports,
@@ -332,9 +337,8 @@ mod tests {
         let code = rule_candidate(&input).code;
         assert_eq!(code.matches("def build():").count(), 1, "{code}");
         // The project defines a helper the snippet uses: the helper comes, its `build` not.
-        let helper = context(
-            "# --- model.py ---\n@cache\ndef build():\n    return helper(2)\n\ndef helper(n):\n    return n\n",
-        );
+        let helper =
+            context("# --- model.py ---\n@cache\ndef build():\n    return helper(2)\n\ndef helper(n):\n    return n\n");
         let input = GenInput {
             context: Some(&helper),
             ..GenInput::of_report(&report, &restructured)
@@ -342,7 +346,10 @@ mod tests {
         let code = rule_candidate(&input).code;
         assert_eq!(code.matches("def build():").count(), 1, "{code}");
         assert!(!code.contains("@cache"), "the decorator goes with its function: {code}");
-        assert!(code.find("def helper").unwrap() < code.find("print(build())").unwrap(), "{code}");
+        assert!(
+            code.find("def helper").unwrap() < code.find("print(build())").unwrap(),
+            "{code}"
+        );
     }
 
     #[test]
