@@ -10,6 +10,21 @@ pub(crate) fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a valid built-in pattern")
 }
 
+/// A rewrite rule: the pattern, its replacement, and how the edit is described.
+pub(crate) type Rewrite = (Regex, &'static str, &'static str);
+
+/// Applies each rule whose pattern occurs in `code`; the descriptions of those applied.
+pub(crate) fn rewrite<'a>(code: &mut String, rules: impl IntoIterator<Item = &'a Rewrite>) -> Vec<&'static str> {
+    let mut done = Vec::new();
+    for (pattern, replacement, what) in rules {
+        if pattern.is_match(code) {
+            *code = pattern.replace_all(code, *replacement).into_owned();
+            done.push(*what);
+        }
+    }
+    done
+}
+
 /// Whether `name` is bound anywhere in `code` (import, assignment, def, class, loop, with,
 /// a parameter).
 pub(crate) fn defines(code: &str, name: &str) -> bool {

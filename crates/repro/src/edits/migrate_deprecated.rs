@@ -3,14 +3,12 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
-
-use super::code::re;
+use super::code::{Rewrite, re, rewrite};
 
 /// Obvious deprecated APIs and their replacements, except an API whose removal is the
 /// reported error itself (`module 'numpy' has no attribute 'float'`): that is the bug.
 pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<String> {
-    static RULES: LazyLock<Vec<(Regex, &'static str, &'static str)>> = LazyLock::new(|| {
+    static RULES: LazyLock<Vec<Rewrite>> = LazyLock::new(|| {
         vec![
             (re(r"\bnp\.float\b"), "float", "np.float → float"),
             (re(r"\bnp\.int\b"), "int", "np.int → int"),
@@ -28,8 +26,8 @@ pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<Stri
             (re(r"\btorch\.autograd\.Variable\(([^()]*)\)"), "$1", "Variable(x) → x"),
         ]
     });
-    let mut done = Vec::new();
-    for (pattern, replacement, what) in RULES.iter() {
+    // The API whose removal is the reported error stays.
+    let removed_is_the_bug = |what: &str| {
         let name = what
             .split(' ')
             .next()
@@ -37,14 +35,9 @@ pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<Stri
             .trim_start_matches("np.")
             .trim_start_matches('.');
         let name = name.split(['(', '[']).next().unwrap_or(name);
-        if report.contains(&format!("attribute '{name}'")) {
-            continue;
-        }
-        if pattern.is_match(code) {
-            *code = pattern.replace_all(code, *replacement).into_owned();
-            done.push(*what);
-        }
-    }
+        report.contains(&format!("attribute '{name}'"))
+    };
+    let done = rewrite(code, RULES.iter().filter(|(_, _, what)| !removed_is_the_bug(what)));
     (!done.is_empty()).then(|| format!("migrated deprecated APIs: {}", done.join(", ")))
 }
 

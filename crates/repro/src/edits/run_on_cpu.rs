@@ -6,16 +6,14 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
-
-use super::code::re;
+use super::code::{Rewrite, re, rewrite};
 
 /// Words of a report's output that make the device part of the bug.
 const DEVICE_WORDS: [&str; 4] = ["cuda", "gpu", "device", "nvidia"];
 
 /// Moves `code` to the CPU unless `observed` (the report's output) is about the device.
 pub(crate) fn run_on_cpu(code: &mut String, observed: &str) -> Option<String> {
-    static RULES: LazyLock<[(Regex, &'static str, &'static str); 3]> = LazyLock::new(|| {
+    static RULES: LazyLock<[Rewrite; 3]> = LazyLock::new(|| {
         [
             (re(r#"(['"])cuda(?::\d+)?(['"])"#), "${1}cpu$2", "'cuda' → 'cpu'"),
             (re(r"\.cuda\([^()]*\)"), "", ".cuda() dropped"),
@@ -30,13 +28,7 @@ pub(crate) fn run_on_cpu(code: &mut String, observed: &str) -> Option<String> {
     if DEVICE_WORDS.iter().any(|w| observed.contains(w)) {
         return None;
     }
-    let mut done = Vec::new();
-    for (pattern, replacement, what) in RULES.iter() {
-        if pattern.is_match(code) {
-            *code = pattern.replace_all(code, *replacement).into_owned();
-            done.push(*what);
-        }
-    }
+    let done = rewrite(code, RULES.iter());
     (!done.is_empty()).then(|| format!("moved GPU code to the CPU (no GPU in the sandbox): {}", done.join(", ")))
 }
 
