@@ -155,6 +155,23 @@ fn quoted_values(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The share of the reported exception message's words a run's message must have for a
+/// crash of the reported type to count as the reported one. Every crash the agent accepted
+/// on `tests/repro-real` with the reports' framework versions (2026-12-03) had them all;
+/// the one accepted for another reason (Keras 3's `Unrecognized keyword arguments` for a
+/// report about negative dimensions) had 5%.
+const MESSAGE_OVERLAP_FLOOR: f32 = 0.5;
+
+/// Whether a run's exception message is the reported one: most of its words, or, for a
+/// message without words to count (`KeyError: 'lr'`), the same text.
+fn same_message(message: &str, reported: &str) -> bool {
+    if words(reported).is_empty() {
+        let bare = |m: &str| m.split_whitespace().collect::<String>();
+        return bare(message) == bare(reported);
+    }
+    word_overlap(message, reported) >= MESSAGE_OVERLAP_FLOOR
+}
+
 /// The score of a run that prints every value a report of unknown symptom quotes: above
 /// acceptance, below a classified symptom matched with its cues.
 const SHOWS_REPORTED_VALUES: f32 = 0.75;
@@ -239,6 +256,16 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
             let score = if class_match { 0.5 } else { 0.0 }
                 + if type_match && class_match { 0.3 } else { 0.0 }
                 + message_weight * overlap;
+            // The reported type raised for another reason (Keras 3 refusing a Keras 1
+            // keyword with a `ValueError` where the report's `ValueError` is about shapes)
+            // is not the reported crash either.
+            let another_reason =
+                type_match && !reported_message.is_empty() && !same_message(message, &reported_message);
+            let score = if another_reason {
+                score.min(ACCEPT_SCORE - 0.1)
+            } else {
+                score
+            };
             let seen = run.traceback.as_ref().map_or_else(
                 || "the script ended without an exception".to_owned(),
                 |t| {
@@ -252,6 +279,11 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
             let wanted = expected.error_type.as_deref().unwrap_or("an exception");
             let not_it = if other_type {
                 format!(" That is not the reported {wanted}, even with the same message.")
+            } else if another_reason {
+                format!(
+                    " Its message shares little with the report's ({:.0}% of the words): the reported {wanted} raised for another reason.",
+                    overlap * 100.0
+                )
             } else {
                 String::new()
             };
@@ -369,6 +401,40 @@ mod tests {
     use super::*;
     use crate::restructure::rules_of;
     use replayground_shared::repro::BugReport;
+
+    #[test]
+    fn the_reported_type_raised_for_another_reason_is_not_the_crash() {
+        let report = rules_of(BugReport {
+            observed: "ValueError: One of the dimensions in the output is <= 0 due to downsampling in conv2d. Consider increasing the input size.".into(),
+            ..BugReport::default()
+        });
+        let crash = |message: &str| {
+            let stderr = format!(
+                "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nValueError: {message}\n"
+            );
+            score_run(&report, &observe(Termination::Exited(1), "", &stderr, 1))
+        };
+        let (score, detail) = crash("Unrecognized keyword arguments passed to Conv2D: {'border_mode': 'valid'}");
+        assert!(score < ACCEPT_SCORE, "{score} {detail}");
+        assert!(detail.contains("for another reason"), "{detail}");
+        // A message without words to count is compared as it is.
+        let key = rules_of(BugReport {
+            observed: "KeyError: 'lr'".into(),
+            ..BugReport::default()
+        });
+        let key_error = |message: &str| {
+            let stderr = format!(
+                "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nKeyError: {message}\n"
+            );
+            score_run(&key, &observe(Termination::Exited(1), "", &stderr, 1)).0
+        };
+        assert!(key_error("'lr'") >= ACCEPT_SCORE);
+        assert!(key_error("'x'") < ACCEPT_SCORE);
+        let (score, detail) = crash(
+            "One of the dimensions in the output is <= 0 due to downsampling in conv2d. Consider increasing the input size. Received input shape [None, 1, 20, 56]",
+        );
+        assert!(score >= ACCEPT_SCORE, "{score} {detail}");
+    }
 
     #[test]
     fn an_unclassified_report_is_met_by_a_run_printing_its_values() {
