@@ -402,34 +402,27 @@ mod tests {
     use crate::restructure::rules_of;
     use replayground_shared::repro::BugReport;
 
-    #[test]
-    fn the_reported_type_raised_for_another_reason_is_not_the_crash() {
+    /// How a run that raised `exception` (`Type: message`) scores against `observed`.
+    fn raised(observed: &str, exception: &str) -> (f32, String) {
         let report = rules_of(BugReport {
-            observed: "ValueError: One of the dimensions in the output is <= 0 due to downsampling in conv2d. Consider increasing the input size.".into(),
+            observed: observed.into(),
             ..BugReport::default()
         });
-        let crash = |message: &str| {
-            let stderr = format!(
-                "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nValueError: {message}\n"
-            );
-            score_run(&report, &observe(Termination::Exited(1), "", &stderr, 1))
-        };
+        let stderr =
+            format!("Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\n{exception}\n");
+        score_run(&report, &observe(Termination::Exited(1), "", &stderr, 1))
+    }
+
+    #[test]
+    fn the_reported_type_raised_for_another_reason_is_not_the_crash() {
+        let reported = "ValueError: One of the dimensions in the output is <= 0 due to downsampling in conv2d. Consider increasing the input size.";
+        let crash = |message: &str| raised(reported, &format!("ValueError: {message}"));
         let (score, detail) = crash("Unrecognized keyword arguments passed to Conv2D: {'border_mode': 'valid'}");
         assert!(score < ACCEPT_SCORE, "{score} {detail}");
         assert!(detail.contains("for another reason"), "{detail}");
         // A message without words to count is compared as it is.
-        let key = rules_of(BugReport {
-            observed: "KeyError: 'lr'".into(),
-            ..BugReport::default()
-        });
-        let key_error = |message: &str| {
-            let stderr = format!(
-                "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nKeyError: {message}\n"
-            );
-            score_run(&key, &observe(Termination::Exited(1), "", &stderr, 1)).0
-        };
-        assert!(key_error("'lr'") >= ACCEPT_SCORE);
-        assert!(key_error("'x'") < ACCEPT_SCORE);
+        assert!(raised("KeyError: 'lr'", "KeyError: 'lr'").0 >= ACCEPT_SCORE);
+        assert!(raised("KeyError: 'lr'", "KeyError: 'x'").0 < ACCEPT_SCORE);
         let (score, detail) = crash(
             "One of the dimensions in the output is <= 0 due to downsampling in conv2d. Consider increasing the input size. Received input shape [None, 1, 20, 56]",
         );
