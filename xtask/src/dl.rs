@@ -55,7 +55,7 @@ pub(crate) const TENSORFLOW: Frameworks = Frameworks {
     folder: ".tools/dl-tf",
     requirements: &[TENSORFLOW_CPU],
     import_check: "import tensorflow as tf, keras; print('tensorflow', tf.__version__, 'keras', keras.__version__)",
-    size: "about 1.5 GB",
+    size: "about 1.3 GB",
 };
 
 /// Where the environment is made outside a checkout whose folders are closed to other
