@@ -163,13 +163,14 @@ fn quoted_values(text: &str) -> BTreeSet<String> {
 const MESSAGE_OVERLAP_FLOOR: f32 = 0.5;
 
 /// Whether a run's exception message is the reported one: most of its words, or, for a
-/// message without words to count (`KeyError: 'lr'`), the same text.
-fn same_message(message: &str, reported: &str) -> bool {
+/// message without words to count (`KeyError: 'lr'`), the same text. `overlap` is
+/// [`word_overlap`] of the two, which the caller has already computed.
+fn same_message(message: &str, reported: &str, overlap: f32) -> bool {
     if words(reported).is_empty() {
         let bare = |m: &str| m.split_whitespace().collect::<String>();
         return bare(message) == bare(reported);
     }
-    word_overlap(message, reported) >= MESSAGE_OVERLAP_FLOOR
+    overlap >= MESSAGE_OVERLAP_FLOOR
 }
 
 /// The score of a run that prints every value a report of unknown symptom quotes: above
@@ -260,7 +261,7 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
             // keyword with a `ValueError` where the report's `ValueError` is about shapes)
             // is not the reported crash either.
             let another_reason =
-                type_match && !reported_message.is_empty() && !same_message(message, &reported_message);
+                type_match && !reported_message.is_empty() && !same_message(message, &reported_message, overlap);
             let score = if another_reason {
                 score.min(ACCEPT_SCORE - 0.1)
             } else {
