@@ -16,12 +16,14 @@ mod drop_invented_imports;
 mod fix_seeds;
 mod hoist_main_blocks;
 mod migrate_deprecated;
+mod migrate_keras1;
 mod repair_indentation;
 mod run_on_cpu;
 mod show_warnings;
 mod shrink_loops;
 mod strip_notebook;
 mod synthesize_data;
+mod synthesize_datasets;
 mod uncatch_reported;
 
 pub(crate) use append_observer::OBSERVER_MARK;
@@ -37,12 +39,14 @@ pub(crate) use drop_invented_imports::drop_imports_of;
 pub(crate) use fix_seeds::fix_seeds;
 pub(crate) use hoist_main_blocks::hoist_main_blocks;
 pub(crate) use migrate_deprecated::migrate_deprecated;
+pub(crate) use migrate_keras1::migrate_keras1;
 pub(crate) use repair_indentation::repair_indentation;
 pub(crate) use run_on_cpu::run_on_cpu;
 pub(crate) use show_warnings::show_warnings;
 pub(crate) use shrink_loops::shrink_loops;
 pub(crate) use strip_notebook::strip_notebook;
 pub(crate) use synthesize_data::synthesize_data;
+pub(crate) use synthesize_datasets::synthesize_datasets;
 pub(crate) use uncatch_reported::uncatch_reported;
 
 /// One edit action: changes the code and says what it did, or leaves it and says nothing.

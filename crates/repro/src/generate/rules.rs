@@ -11,8 +11,8 @@ use regex::Regex;
 use super::{Candidate, GenInput};
 use crate::edits::{
     EditAction, append_observer, complete_imports, dedent, detach_project_imports, drive_context, fix_seeds,
-    hoist_main_blocks, inferred_shape, migrate_deprecated, re, repair_indentation, run_on_cpu, show_warnings,
-    shrink_loops, strip_notebook, synthesize_data, uncatch_reported,
+    hoist_main_blocks, inferred_shape, migrate_deprecated, migrate_keras1, re, repair_indentation, run_on_cpu,
+    show_warnings, shrink_loops, strip_notebook, synthesize_data, synthesize_datasets, uncatch_reported,
 };
 use crate::report::looks_like_python;
 
@@ -21,15 +21,17 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
     let (mut code, mut edits) = base_code(input);
     let facts = ReportFacts::of(input);
     let has_context = input.context.is_some();
-    let actions: [&EditAction<'_>; 14] = [
+    let actions: [&EditAction<'_>; 16] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| if has_context { hoist_main_blocks(code) } else { None },
         &strip_notebook,
         &dedent,
         &repair_indentation,
         &|code| migrate_deprecated(code, &facts.words),
+        &|code| migrate_keras1(code, &input.restructured.observed),
         &|code| run_on_cpu(code, &input.restructured.observed),
         &|code| synthesize_data(code, &facts.shape),
+        &|code| synthesize_datasets(code, &input.restructured.observed),
         &|code| shrink_loops(code, 100, 10_000),
         &|code| {
             input
@@ -46,22 +48,24 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
 }
 
 /// An LLM's draft through the rules as tools: project imports the sandbox lacks detached,
-/// notebook syntax and stray indentation removed, indentation slips repaired, deprecated APIs
-/// migrated, GPU code moved to the CPU, undefined data
-/// made synthetic, loops shrunk, imports completed, seeds fixed, a handler of the reported
+/// notebook syntax and stray indentation removed, indentation slips repaired, deprecated and
+/// Keras 1 APIs migrated, GPU code moved to the CPU, undefined data
+/// and dataset downloads made synthetic, loops shrunk, imports completed, seeds fixed, a handler of the reported
 /// exception unwrapped. What the draft chose itself
 /// (its output, how it drives the code) is left alone.
 pub(crate) fn polish_draft(input: &GenInput<'_>, code: &mut String) -> Vec<String> {
     let facts = ReportFacts::of(input);
-    let actions: [&EditAction<'_>; 12] = [
+    let actions: [&EditAction<'_>; 14] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| uncatch_reported(code, input.restructured),
         &strip_notebook,
         &dedent,
         &repair_indentation,
         &|code| migrate_deprecated(code, &facts.words),
+        &|code| migrate_keras1(code, &input.restructured.observed),
         &|code| run_on_cpu(code, &input.restructured.observed),
         &|code| synthesize_data(code, &facts.shape),
+        &|code| synthesize_datasets(code, &input.restructured.observed),
         &|code| shrink_loops(code, 100, 10_000),
         &complete_imports,
         &|code| show_warnings(code, input.restructured),
