@@ -313,6 +313,10 @@ pub struct ReproOutcome {
     /// The best candidate's behaviour was approximated, not observed.
     #[serde(default)]
     pub approximated: bool,
+    /// What the best candidate's real run showed: its exception with the whole message, or
+    /// the end of what it printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     pub elapsed_ms: u64,
 }
 

@@ -454,6 +454,7 @@ mod tests {
                 script: Some("print('nan')\n".into()),
                 observed: None,
                 approximated: false,
+                output: None,
                 elapsed_ms: 10,
             },
         });

@@ -177,6 +177,7 @@ struct Best {
     score: f32,
     code: String,
     observed: Option<Symptom>,
+    output: Option<String>,
     approximated: bool,
 }
 
@@ -189,6 +190,7 @@ impl Progress {
             script: self.best.as_ref().map(|b| b.code.clone()),
             observed: self.best.as_ref().and_then(|b| b.observed.clone()),
             approximated: self.best.as_ref().is_some_and(|b| b.approximated),
+            output: self.best.as_ref().and_then(|b| b.output.clone()),
             elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }
     }
@@ -573,14 +575,12 @@ async fn run(
             .await;
             let approximated = checked.verdict(CheckKind::Runtime).is_some_and(|v| v.approximated);
             if progress.best.as_ref().is_none_or(|b| score > b.score) {
+                let run = checked.run.as_ref().filter(|_| !approximated);
                 progress.best = Some(Best {
                     score,
                     code: candidate.code.clone(),
-                    observed: checked
-                        .run
-                        .as_ref()
-                        .filter(|_| !approximated)
-                        .map(|r| r.symptom.clone()),
+                    observed: run.map(|r| r.symptom.clone()),
+                    output: run.map(checks::RunObservation::shown),
                     approximated,
                 });
             }

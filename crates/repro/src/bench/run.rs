@@ -127,8 +127,13 @@ pub struct RunResult {
     /// Accepted, observed in a real run (not approximated), and the run agrees with the
     /// case's truth: a crash with the true exception type, or for a silent bug the true
     /// class or none (printed values match the report without wording that names a class).
-    /// A run showing a different class never counts.
+    /// A run showing a different class never counts, nor a crash whose message is not the
+    /// one the case's `expected_output` names.
     pub reproduced: bool,
+    /// For a crash whose case names its expected output: whether the run's exception
+    /// message shows it (the reported type raised for another reason does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_matches: Option<bool>,
     pub approximated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed: Option<SymptomClass>,
@@ -295,11 +300,24 @@ fn judge(case: &Case, variant: &Variant, generator: String, outcome: &ReproOutco
             (Some(_), None) => false,
             (None, _) => true,
         };
+    // A crash is the case's only with its message: any expected line, most of its words.
+    let message_matches = (case.truth.symptom == SymptomClass::Crash && !case.expected_output.is_empty()).then(|| {
+        outcome.output.as_deref().is_some_and(|output| {
+            case.expected_output
+                .iter()
+                .any(|line| crate::checks::shows_message(output, line))
+        })
+    });
     RunResult {
         variant: variant.name.clone(),
         generator,
         accepted: outcome.reproduced,
-        reproduced: outcome.reproduced && !outcome.approximated && class_matches && type_matches,
+        reproduced: outcome.reproduced
+            && !outcome.approximated
+            && class_matches
+            && type_matches
+            && message_matches != Some(false),
+        message_matches,
         approximated: outcome.approximated,
         observed: observed.map(|o| o.class),
         score: outcome.score,
@@ -453,10 +471,12 @@ mod tests {
             report: BugReport::default(),
             project: None,
             truth,
+            expected_output: Vec::new(),
         }
     }
 
     fn outcome(reproduced: bool, approximated: bool, class: SymptomClass, error_type: Option<&str>) -> ReproOutcome {
+        let output = error_type.map(|t| format!("{t}: 'lr'"));
         ReproOutcome {
             reproduced,
             score: 0.9,
@@ -468,6 +488,7 @@ mod tests {
                 cues: Vec::new(),
             }),
             approximated,
+            output,
             elapsed_ms: 5,
         }
     }
@@ -495,5 +516,34 @@ mod tests {
         assert!(judged(&outcome(true, false, SymptomClass::WrongShape, None)).reproduced);
         assert!(judged(&outcome(true, false, SymptomClass::Unknown, None)).reproduced);
         assert!(!judged(&outcome(true, false, SymptomClass::Crash, Some("ValueError"))).reproduced);
+    }
+
+    #[test]
+    fn a_crash_must_show_the_expected_message_where_the_case_names_it() {
+        let mut case = crash_case();
+        case.truth.error_type = Some("ValueError".to_owned());
+        case.expected_output = vec!["Negative dimension size caused by subtracting 3 from 1".to_owned()];
+        let full = Variant::full();
+        let judged = |output: &str| {
+            let mut o = outcome(true, false, SymptomClass::Crash, Some("ValueError"));
+            o.output = Some(output.to_owned());
+            judge(&case, &full, "rules".to_owned(), &o, 1)
+        };
+        let keras = "ValueError: Exception encountered when calling layer \"conv2d\" (type Conv2D).\n\nNegative dimension size caused by subtracting 3 from 1 for '{{node conv2d/Conv2D}}'";
+        let shown = judged(keras);
+        assert!(shown.reproduced && shown.message_matches == Some(true));
+        let other_reason =
+            judged("ValueError: Unrecognized keyword arguments passed to Conv2D: {'border_mode': 'valid'}");
+        assert!(other_reason.accepted && !other_reason.reproduced);
+        assert_eq!(other_reason.message_matches, Some(false));
+        let mut untold = case.clone();
+        untold.expected_output.clear();
+        let mut o = outcome(true, false, SymptomClass::Crash, Some("ValueError"));
+        o.output = Some("ValueError: anything".to_owned());
+        let judged = judge(&untold, &full, "rules".to_owned(), &o, 1);
+        assert!(
+            judged.reproduced && judged.message_matches.is_none(),
+            "no expected output: type only"
+        );
     }
 }

@@ -40,6 +40,9 @@ pub struct Case {
     pub report: BugReport,
     pub project: Option<Arc<Project>>,
     pub truth: CaseTruth,
+    /// The lines a reproduction's output must show (`truth.json`'s `expected_output`,
+    /// where the case has one): for a crash, its exception message.
+    pub expected_output: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -143,11 +146,33 @@ pub fn load_case(dir: &Path) -> Result<Case, BenchError> {
         return Err(case_error(&name, "has a project/ but case.json names no buggy_file"));
     }
     Ok(Case {
+        expected_output: expected_output(dir, &name)?,
         name,
         report,
         project,
         truth,
     })
+}
+
+/// `truth.json`'s `expected_output` (the lines a reproduction must show), when the case has
+/// that file; its other fields (the case's source) are for people.
+fn expected_output(dir: &Path, name: &str) -> Result<Vec<String>, BenchError> {
+    #[derive(Deserialize)]
+    struct TruthFile {
+        #[serde(default)]
+        expected_output: Vec<String>,
+    }
+    let path = dir.join("truth.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(Vec::new());
+    };
+    let file: TruthFile = serde_json::from_str(&text).map_err(|e| {
+        case_error(
+            name,
+            format!("truth.json is not valid ({e}); expected_output is a list of lines"),
+        )
+    })?;
+    Ok(file.expected_output)
 }
 
 /// Loads every case of a suite folder, sorted by name.

@@ -360,6 +360,7 @@ mod tests {
             generator: generator.to_owned(),
             accepted: reproduced,
             reproduced,
+            message_matches: None,
             approximated: false,
             observed: None,
             score: 0.0,

@@ -27,6 +27,35 @@ pub struct RunObservation {
     pub elapsed_ms: u64,
 }
 
+/// Characters of printed output [`RunObservation::shown`] keeps from a run that did not crash.
+const SHOWN_OUTPUT: usize = 2000;
+
+impl RunObservation {
+    /// What the run showed, in a few lines: a crash's exception with its whole message
+    /// (Keras puts the cause on the lines after the first), or the end of what it printed.
+    pub fn shown(&self) -> String {
+        let tail = |text: &str, chars: usize| {
+            let skip = text.chars().count().saturating_sub(chars);
+            text.chars().skip(skip).collect::<String>()
+        };
+        match &self.traceback {
+            Some(t) => {
+                // The last line that starts with the exception's (possibly qualified) type.
+                let start = self
+                    .stderr
+                    .match_indices(&format!("{}:", t.error_type))
+                    .last()
+                    .map(|(i, _)| self.stderr[..i].rfind('\n').map_or(0, |n| n + 1));
+                start.map_or_else(
+                    || format!("{}: {}", t.error_type, t.message),
+                    |i| tail(self.stderr[i..].trim_end(), SHOWN_OUTPUT),
+                )
+            }
+            None => tail(self.stdout.trim_end(), SHOWN_OUTPUT),
+        }
+    }
+}
+
 static METRIC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b((?:val_|train_|test_)?(?:loss|acc|accuracy|error|grad(?:ient)?_?norm|lr|mse|rmse|mae|score))\b\s*(?:=|:|is)?\s*(-?(?:\d+\.?\d*(?:e[+-]?\d+)?|nan|inf))")
         .expect("a valid pattern")

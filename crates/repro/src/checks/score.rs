@@ -173,6 +173,16 @@ fn same_message(message: &str, reported: &str, overlap: f32) -> bool {
     overlap >= MESSAGE_OVERLAP_FLOOR
 }
 
+/// Whether a run's output shows an expected exception line (a benchmark's truth): most of
+/// its words, by the agent's own floor, or its text where it has no words to count.
+pub(crate) fn shows_message(output: &str, expected: &str) -> bool {
+    if words(expected).is_empty() {
+        let bare = |m: &str| m.split_whitespace().collect::<String>();
+        return bare(output).contains(&bare(expected));
+    }
+    word_overlap(output, expected) >= MESSAGE_OVERLAP_FLOOR
+}
+
 /// The score of a run that prints every value a report of unknown symptom quotes: above
 /// acceptance, below a classified symptom matched with its cues.
 const SHOWS_REPORTED_VALUES: f32 = 0.75;
