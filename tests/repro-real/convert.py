@@ -158,6 +158,13 @@ case("079", "tf-second-matmul-slow", "low_efficiency", ["tensorflow", "numpy"], 
      observed=["constant init time:  6.12801481291032", "constant init plus third multiplication time:  5.921319539547913"],
      expected=["constant init plus third multiplication time:"],
      notes="Converting large numpy arrays to tensors inside the timed region dominates; the later runs are fast. Needs several GB of memory at the original sizes (9000x4000 float64).")
+# ---- added 2026-12-03 (afternoon), held out: the dataset's one remaining Keras post of 001-102 that needs
+# only numpy and TensorFlow/Keras and whose output shows its symptom; written in Keras 1 (Convolution1D,
+# nb_filter, filter_length, border_mode, nb_epoch).
+case("015", "keras1-conv1d-softmax-single-unit", "performance_degradation", ["tensorflow", "numpy"], file="classifier.py", loop=True,
+     observed=["[[1.]", " [1.]", " [1.]", " [1.]]"],
+     expected=["[1.]"],
+     notes="softmax over the single output unit of a binary classifier always gives 1.0, so every prediction is 1 whatever the input (sigmoid is needed). The snippet leaves its imports and X_train/y_train/X_test/y_test undefined and uses Keras 1 argument names. The output shown is the first three and the last of the 100 predictions the dataset's run printed.")
 
 csv.field_size_limit(10**9)
 R = sys.argv[1]
