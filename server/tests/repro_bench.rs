@@ -107,7 +107,9 @@ fn the_real_suite_splits_into_development_and_held_out_cases() {
         development.intersection(&held_out)
     );
     assert_eq!(&development | &held_out, all, "every case is in one split");
-    assert!(held_out.len() >= 20, "{} held-out cases", held_out.len());
+    // 20 until 2026-12-03, when 14 moved to development (its transcript showed the agent
+    // accepting a Keras error for another reason) and 18 made way for the new case 38.
+    assert!(held_out.len() >= 19, "{} held-out cases", held_out.len());
 
     // `cargo xtask test` runs the `ci` cases with TensorFlow alone installed.
     let ci = select_split(&dir, load_suite(&dir).expect("the real suite loads"), "ci").expect("a ci split");

@@ -39,21 +39,26 @@ impl RunObservation {
             text.chars().skip(skip).collect::<String>()
         };
         match &self.traceback {
-            Some(t) => {
-                // The last line that starts with the exception's (possibly qualified) type.
-                let start = self
-                    .stderr
-                    .match_indices(&format!("{}:", t.error_type))
-                    .last()
-                    .map(|(i, _)| self.stderr[..i].rfind('\n').map_or(0, |n| n + 1));
-                start.map_or_else(
-                    || format!("{}: {}", t.error_type, t.message),
-                    |i| tail(self.stderr[i..].trim_end(), SHOWN_OUTPUT),
-                )
-            }
+            Some(t) => exception_text(&self.stderr, &t.error_type).map_or_else(
+                || format!("{}: {}", t.error_type, t.message),
+                |text| tail(text, SHOWN_OUTPUT),
+            ),
             None => tail(self.stdout.trim_end(), SHOWN_OUTPUT),
         }
     }
+}
+
+/// The exception's whole text in `output`: from the last line that names `error_type`
+/// (possibly qualified, possibly indented) to the end. Keras wraps an error raised inside a
+/// compiled function in `ValueError: in user code:` and gives the cause on the lines after,
+/// under the same type: the cause is the last such line.
+pub(crate) fn exception_text<'a>(output: &'a str, error_type: &str) -> Option<&'a str> {
+    if error_type.is_empty() {
+        return None;
+    }
+    let (at, _) = output.match_indices(&format!("{error_type}:")).last()?;
+    let start = output[..at].rfind('\n').map_or(0, |n| n + 1);
+    Some(output[start..].trim())
 }
 
 static METRIC: LazyLock<Regex> = LazyLock::new(|| {

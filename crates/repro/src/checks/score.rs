@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use replayground_shared::repro::{CheckKind, CheckVerdict, RestructuredReport, Symptom, SymptomClass};
 
-use super::observe::{RunObservation, observe};
+use super::observe::{RunObservation, exception_text, observe};
 use crate::report::parse_traceback;
 use replayground_exec::sandbox::Termination;
 
@@ -254,11 +254,22 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
                 _ => (false, false),
             };
             let message = run.traceback.as_ref().map_or("", |t| t.message.as_str());
-            let reported_message = parse_traceback(&report.observed).map(|t| t.message).unwrap_or_default();
+            let reported = parse_traceback(&report.observed);
+            let reported_message = reported.as_ref().map(|t| t.message.clone()).unwrap_or_default();
+            // The words are counted over each exception's whole text, not its first line:
+            // Keras's `in user code:` first line is the same for every error it wraps.
+            let whole = |text: &str, error_type: &str, first_line: &str| {
+                exception_text(text, error_type).map_or_else(|| first_line.to_owned(), str::to_owned)
+            };
             let overlap = if reported_message.is_empty() {
                 cue_recall
             } else {
-                word_overlap(message, &reported_message)
+                let run_type = run.traceback.as_ref().map_or("", |t| t.error_type.as_str());
+                let reported_type = reported.as_ref().map_or("", |t| t.error_type.as_str());
+                word_overlap(
+                    &whole(&run.stderr, run_type, message),
+                    &whole(&report.observed, reported_type, &reported_message),
+                )
             };
             // The reported exception type is part of the symptom: another type with the
             // reported message (a library version that raises a subclass, or a different
@@ -436,6 +447,30 @@ mod tests {
         assert!(raised("KeyError: 'lr'", "KeyError: 'x'").0 < ACCEPT_SCORE);
         let (score, detail) = crash(
             "One of the dimensions in the output is <= 0 due to downsampling in conv2d. Consider increasing the input size. Received input shape [None, 1, 20, 56]",
+        );
+        assert!(score >= ACCEPT_SCORE, "{score} {detail}");
+    }
+
+    #[test]
+    fn keras_wrapped_errors_are_compared_by_their_cause() {
+        // Keras's first line is the same whatever it wraps; the cause comes after it.
+        let wrapped = |cause: &str| format!("ValueError: in user code:\n\n  ...\n\n    ValueError: {cause}");
+        let reported = wrapped(
+            "Dimensions must be equal, but are 2 and 32 for '{{node Equal}} = Equal[T=DT_FLOAT](IteratorGetNext:1, Cast_1)' with input shapes: [?,2], [?,32,32].",
+        );
+        let (score, detail) = raised(
+            &reported,
+            &wrapped(
+                "Input 0 of layer \"model\" is incompatible with the layer: expected shape=(None, 64, 64, 1), found shape=(None, 4)",
+            ),
+        );
+        assert!(score < ACCEPT_SCORE, "{score} {detail}");
+        assert!(detail.contains("for another reason"), "{detail}");
+        let (score, detail) = raised(
+            &reported,
+            &wrapped(
+                "Dimensions must be equal, but are 2 and 16 for '{{node Equal}} = Equal[T=DT_FLOAT](IteratorGetNext:1, Cast_1)' with input shapes: [?,2], [?,16,16].",
+            ),
         );
         assert!(score >= ACCEPT_SCORE, "{score} {detail}");
     }

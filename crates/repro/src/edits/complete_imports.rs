@@ -5,8 +5,9 @@ use regex::Regex;
 
 use super::code::{add_imports, defines, strip_strings};
 
-/// Names the reports' snippets use without importing, and their usual import.
-const IMPORTS: [(&str, &str); 30] = [
+/// Names the reports' snippets use without importing, and their usual import (Keras's
+/// layers from `tensorflow.keras`, the same package as `keras` in TensorFlow 2.15).
+const IMPORTS: &[(&str, &str)] = &[
     ("np", "import numpy as np"),
     ("numpy", "import numpy"),
     ("pd", "import pandas as pd"),
@@ -21,6 +22,44 @@ const IMPORTS: [(&str, &str); 30] = [
     ("layers", "from tensorflow.keras import layers"),
     ("Sequential", "from tensorflow.keras.models import Sequential"),
     ("Dense", "from tensorflow.keras.layers import Dense"),
+    ("Conv1D", "from tensorflow.keras.layers import Conv1D"),
+    ("Conv2D", "from tensorflow.keras.layers import Conv2D"),
+    ("Conv3D", "from tensorflow.keras.layers import Conv3D"),
+    ("Convolution1D", "from tensorflow.keras.layers import Convolution1D"),
+    ("Convolution2D", "from tensorflow.keras.layers import Convolution2D"),
+    ("MaxPooling1D", "from tensorflow.keras.layers import MaxPooling1D"),
+    ("MaxPooling2D", "from tensorflow.keras.layers import MaxPooling2D"),
+    (
+        "AveragePooling2D",
+        "from tensorflow.keras.layers import AveragePooling2D",
+    ),
+    (
+        "GlobalAveragePooling2D",
+        "from tensorflow.keras.layers import GlobalAveragePooling2D",
+    ),
+    ("Flatten", "from tensorflow.keras.layers import Flatten"),
+    ("Dropout", "from tensorflow.keras.layers import Dropout"),
+    ("Activation", "from tensorflow.keras.layers import Activation"),
+    (
+        "BatchNormalization",
+        "from tensorflow.keras.layers import BatchNormalization",
+    ),
+    ("LSTM", "from tensorflow.keras.layers import LSTM"),
+    ("GRU", "from tensorflow.keras.layers import GRU"),
+    ("SimpleRNN", "from tensorflow.keras.layers import SimpleRNN"),
+    ("Embedding", "from tensorflow.keras.layers import Embedding"),
+    ("Input", "from tensorflow.keras.layers import Input"),
+    ("Reshape", "from tensorflow.keras.layers import Reshape"),
+    ("LeakyReLU", "from tensorflow.keras.layers import LeakyReLU"),
+    ("Concatenate", "from tensorflow.keras.layers import Concatenate"),
+    ("Bidirectional", "from tensorflow.keras.layers import Bidirectional"),
+    ("TimeDistributed", "from tensorflow.keras.layers import TimeDistributed"),
+    ("to_categorical", "from tensorflow.keras.utils import to_categorical"),
+    ("EarlyStopping", "from tensorflow.keras.callbacks import EarlyStopping"),
+    (
+        "ReduceLROnPlateau",
+        "from tensorflow.keras.callbacks import ReduceLROnPlateau",
+    ),
     ("plt", "import matplotlib.pyplot as plt"),
     ("sns", "import seaborn as sns"),
     (
@@ -68,4 +107,21 @@ pub(crate) fn complete_imports(code: &mut String) -> Option<String> {
     let lines: Vec<&str> = names.iter().filter_map(|n| import_for(n)).collect();
     add_imports(code, &lines);
     Some(format!("added missing imports: {}", lines.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keras_layers_get_their_import_and_torch_modules_do_not() {
+        let mut code =
+            "model = Sequential()\nmodel.add(Conv2D(8, (3, 3)))\nmodel.add(Dropout(0.2))\n"
+                .to_owned();
+        let edit = complete_imports(&mut code).unwrap();
+        assert!(code.starts_with("from tensorflow.keras.models import Sequential\nfrom tensorflow.keras.layers import Conv2D\nfrom tensorflow.keras.layers import Dropout\n"), "{code}");
+        assert!(edit.contains("Conv2D") && !edit.contains("torch"), "{edit}");
+        let mut torch = "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        self.drop = nn.Dropout(0.1)\n        self.rnn = nn.LSTM(4, 8)\n".to_owned();
+        assert!(complete_imports(&mut torch).is_none(), "{torch}");
+    }
 }

@@ -154,7 +154,8 @@ static LEGACY_OPTIMIZERS: LazyLock<[Keras1; 2]> = LazyLock::new(|| {
 /// old API: then its removal is the bug.
 pub(crate) fn migrate_keras1(code: &mut String, observed: &str) -> Option<String> {
     static DECAY: LazyLock<Regex> = LazyLock::new(|| re(r"\bdecay\s*=[^=]"));
-    if !code.contains("keras") && !code.contains("Keras") {
+    // Keras code, even a snippet whose imports are still to be added (`model.add(...)`).
+    if !["keras", "Keras", "Sequential(", ".add("].iter().any(|w| code.contains(w)) {
         return None;
     }
     let legacy: &[Keras1] = if DECAY.is_match(code) {
