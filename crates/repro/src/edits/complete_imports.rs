@@ -115,9 +115,7 @@ mod tests {
 
     #[test]
     fn keras_layers_get_their_import_and_torch_modules_do_not() {
-        let mut code =
-            "model = Sequential()\nmodel.add(Conv2D(8, (3, 3)))\nmodel.add(Dropout(0.2))\n"
-                .to_owned();
+        let mut code = "model = Sequential()\nmodel.add(Conv2D(8, (3, 3)))\nmodel.add(Dropout(0.2))\n".to_owned();
         let edit = complete_imports(&mut code).unwrap();
         assert!(code.starts_with("from tensorflow.keras.models import Sequential\nfrom tensorflow.keras.layers import Conv2D\nfrom tensorflow.keras.layers import Dropout\n"), "{code}");
         assert!(edit.contains("Conv2D") && !edit.contains("torch"), "{edit}");

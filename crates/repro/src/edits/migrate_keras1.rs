@@ -155,7 +155,10 @@ static LEGACY_OPTIMIZERS: LazyLock<[Keras1; 2]> = LazyLock::new(|| {
 pub(crate) fn migrate_keras1(code: &mut String, observed: &str) -> Option<String> {
     static DECAY: LazyLock<Regex> = LazyLock::new(|| re(r"\bdecay\s*=[^=]"));
     // Keras code, even a snippet whose imports are still to be added (`model.add(...)`).
-    if !["keras", "Keras", "Sequential(", ".add("].iter().any(|w| code.contains(w)) {
+    if !["keras", "Keras", "Sequential(", ".add("]
+        .iter()
+        .any(|w| code.contains(w))
+    {
         return None;
     }
     let legacy: &[Keras1] = if DECAY.is_match(code) {
