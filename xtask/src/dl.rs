@@ -41,11 +41,21 @@ pub(crate) struct Frameworks {
 /// `PyPI`: its CUDA build pulls the NVIDIA libraries (about 3 GB) and runs on the CPU.
 const TENSORFLOW_CPU: &str = "tensorflow-cpu==2.15.1";
 
-/// `--with dl`: both frameworks, for every case of `tests/repro-real`.
+/// `--with dl`: both frameworks, for every case of `tests/repro-real`, and the libraries
+/// the reports load and score their data with, at the versions their `requirements.txt`
+/// state: pandas, scikit-learn, torchvision (the build made for torch 2.4.0; it brings
+/// Pillow) and matplotlib.
 pub(crate) const ALL: Frameworks = Frameworks {
     folder: ".tools/dl",
-    requirements: &[TENSORFLOW_CPU, "torch==2.4.0"],
-    import_check: "import tensorflow as tf, keras, torch; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__)",
+    requirements: &[
+        TENSORFLOW_CPU,
+        "torch==2.4.0",
+        "torchvision==0.19.0",
+        "pandas==2.2.2",
+        "scikit-learn==1.5.1",
+        "matplotlib==3.9.2",
+    ],
+    import_check: "import tensorflow as tf, keras, torch, torchvision, pandas, sklearn, matplotlib; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__, 'torchvision', torchvision.__version__, 'pandas', pandas.__version__, 'scikit-learn', sklearn.__version__)",
     size: "about 6 GB",
 };
 

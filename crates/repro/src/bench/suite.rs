@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::project::Project;
 
-/// The packages a case may require; anything else is refused so a typo cannot hide a case.
-pub const PACKAGES: [&str; 3] = ["numpy", "torch", "tensorflow"];
+/// The packages a case may require, by import name; anything else is refused so a typo
+/// cannot hide a case.
+pub const PACKAGES: [&str; 7] = ["numpy", "torch", "tensorflow", "torchvision", "pandas", "sklearn", "matplotlib"];
 
 /// What a case's `case.json` says is true.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,7 +27,7 @@ pub struct CaseTruth {
     /// The project's files holding a loop that trains a model, whatever the framework.
     #[serde(default)]
     pub training_loop_files: Vec<String>,
-    /// Python packages the reproduction needs (`numpy`, `torch`, `tensorflow`).
+    /// Python packages the reproduction needs, by import name (`numpy`, `torch`, `sklearn`, ...).
     pub requires: Vec<String>,
     #[serde(default)]
     pub notes: String,
