@@ -11,7 +11,15 @@ use crate::project::Project;
 
 /// The packages a case may require, by import name; anything else is refused so a typo
 /// cannot hide a case.
-pub const PACKAGES: [&str; 7] = ["numpy", "torch", "tensorflow", "torchvision", "pandas", "sklearn", "matplotlib"];
+pub const PACKAGES: [&str; 7] = [
+    "numpy",
+    "torch",
+    "tensorflow",
+    "torchvision",
+    "pandas",
+    "sklearn",
+    "matplotlib",
+];
 
 /// What a case's `case.json` says is true.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -107,6 +107,14 @@ pub(crate) fn insert_after_imports(code: &mut String, text: &str) {
     code.insert_str(at, &block);
 }
 
+/// Defines `helper` (a function named `name` that replaced calls use) after the imports,
+/// unless `code` already defines it.
+pub(crate) fn define_helper_once(code: &mut String, name: &str, helper: &str) {
+    if !defines(code, name) {
+        insert_after_imports(code, &format!("\n\n{helper}\n"));
+    }
+}
+
 /// The data shape the report implies, e.g. "X has shape (100, 3)"; (100, 4) otherwise.
 pub(crate) fn inferred_shape(text: &str) -> Vec<usize> {
     static SHAPE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)shape\D{0,20}?\((\d+(?:\s*,\s*\d+)*)\s*,?\)"));

@@ -61,6 +61,7 @@ const IMPORTS: &[(&str, &str)] = &[
         "from tensorflow.keras.callbacks import ReduceLROnPlateau",
     ),
     ("plt", "import matplotlib.pyplot as plt"),
+    ("Image", "from PIL import Image"),
     ("sns", "import seaborn as sns"),
     (
         "train_test_split",

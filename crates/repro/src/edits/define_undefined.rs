@@ -32,6 +32,25 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> O
         Some(format!(
             "{name} = np.random.default_rng(1).integers(0, {classes}, size={rows})"
         ))
+    } else if [
+        "files",
+        "filenames",
+        "file_names",
+        "file_list",
+        "filelist",
+        "paths",
+        "file_paths",
+        "filepaths",
+        "image_paths",
+        "image_files",
+        "img_paths",
+        "image_list",
+    ]
+    .contains(&lower.as_str())
+    {
+        // A folder of images the report does not include: names for the image reads,
+        // which `synthesize_images` turns into synthetic pixels.
+        Some(format!("{name} = [f\"image_{{i}}.png\" for i in range(8)]"))
     } else if ["lr", "learning_rate"].contains(&lower.as_str()) {
         Some(format!("{name} = 0.01"))
     } else if ["epochs", "n_epochs", "num_epochs", "steps", "n_steps"].contains(&lower.as_str()) {
@@ -169,6 +188,13 @@ mod tests {
                 .contains("integers(0, 2,")
         );
         assert_eq!(class_count("Y = np.eye(10)[labels]", "y"), None);
+    }
+
+    #[test]
+    fn an_undefined_list_of_files_gets_image_names() {
+        let definition = synthetic_definition("files", &[8], "for f in files:\n    Image.open(f)\n").unwrap();
+        assert_eq!(definition, "files = [f\"image_{i}.png\" for i in range(8)]");
+        assert_eq!(synthetic_definition("file_handle", &[8], ""), None);
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod shrink_loops;
 mod strip_notebook;
 mod synthesize_data;
 mod synthesize_datasets;
+mod synthesize_images;
 mod uncatch_reported;
 
 pub(crate) use append_observer::OBSERVER_MARK;
@@ -47,6 +48,7 @@ pub(crate) use shrink_loops::shrink_loops;
 pub(crate) use strip_notebook::strip_notebook;
 pub(crate) use synthesize_data::synthesize_data;
 pub(crate) use synthesize_datasets::synthesize_datasets;
+pub(crate) use synthesize_images::synthesize_images;
 pub(crate) use uncatch_reported::uncatch_reported;
 
 /// One edit action: changes the code and says what it did, or leaves it and says nothing.

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::code::{defines, insert_after_imports, re};
+use super::code::{define_helper_once, re};
 
 /// Rows of the synthetic train and test splits: enough for a few batches, seconds to train.
 const ROWS: (usize, usize) = (2000, 400);
@@ -135,9 +135,7 @@ pub(crate) fn synthesize_datasets(code: &mut String, observed: &str) -> Option<S
         return None;
     }
     *code = new.into_owned();
-    if !defines(code, HELPER_NAME) {
-        insert_after_imports(code, &format!("\n\n{HELPER}\n"));
-    }
+    define_helper_once(code, HELPER_NAME, HELPER);
     replaced.dedup();
     Some(format!(
         "replaced the download of Keras's {} with synthetic data of its shapes ({} train, {} test rows; learnable labels)",

@@ -12,7 +12,8 @@ use super::{Candidate, GenInput};
 use crate::edits::{
     EditAction, append_observer, complete_imports, dedent, detach_project_imports, drive_context, fix_seeds,
     hoist_main_blocks, inferred_shape, migrate_deprecated, migrate_keras1, re, repair_indentation, run_on_cpu,
-    show_warnings, shrink_loops, strip_notebook, synthesize_data, synthesize_datasets, uncatch_reported,
+    show_warnings, shrink_loops, strip_notebook, synthesize_data, synthesize_datasets, synthesize_images,
+    uncatch_reported,
 };
 use crate::report::looks_like_python;
 
@@ -21,7 +22,7 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
     let (mut code, mut edits) = base_code(input);
     let facts = ReportFacts::of(input);
     let has_context = input.context.is_some();
-    let actions: [&EditAction<'_>; 16] = [
+    let actions: [&EditAction<'_>; 17] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| if has_context { hoist_main_blocks(code) } else { None },
         &strip_notebook,
@@ -32,6 +33,10 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
         &|code| run_on_cpu(code, &input.restructured.observed),
         &|code| synthesize_data(code, &facts.shape),
         &|code| synthesize_datasets(code, &input.restructured.observed),
+        &|code| {
+            let sizes = format!("{}\n{code}", facts.words);
+            synthesize_images(code, &sizes, &input.restructured.observed)
+        },
         &|code| shrink_loops(code, 100, 10_000),
         &|code| {
             input
@@ -49,13 +54,13 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
 
 /// An LLM's draft through the rules as tools: project imports the sandbox lacks detached,
 /// notebook syntax and stray indentation removed, indentation slips repaired, deprecated and
-/// Keras 1 APIs migrated, GPU code moved to the CPU, undefined data
-/// and dataset downloads made synthetic, loops shrunk, imports completed, seeds fixed, a handler of the reported
+/// Keras 1 APIs migrated, GPU code moved to the CPU, undefined data, dataset downloads
+/// and image files made synthetic, loops shrunk, imports completed, seeds fixed, a handler of the reported
 /// exception unwrapped. What the draft chose itself
 /// (its output, how it drives the code) is left alone.
 pub(crate) fn polish_draft(input: &GenInput<'_>, code: &mut String) -> Vec<String> {
     let facts = ReportFacts::of(input);
-    let actions: [&EditAction<'_>; 14] = [
+    let actions: [&EditAction<'_>; 15] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| uncatch_reported(code, input.restructured),
         &strip_notebook,
@@ -66,6 +71,10 @@ pub(crate) fn polish_draft(input: &GenInput<'_>, code: &mut String) -> Vec<Strin
         &|code| run_on_cpu(code, &input.restructured.observed),
         &|code| synthesize_data(code, &facts.shape),
         &|code| synthesize_datasets(code, &input.restructured.observed),
+        &|code| {
+            let sizes = format!("{}\n{code}", facts.words);
+            synthesize_images(code, &sizes, &input.restructured.observed)
+        },
         &|code| shrink_loops(code, 100, 10_000),
         &complete_imports,
         &|code| show_warnings(code, input.restructured),
