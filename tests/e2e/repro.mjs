@@ -94,7 +94,12 @@ try {
     await page.waitForSelector($('final-script'), { timeout: 180_000 });
     const script = await page.locator($('final-script')).innerText();
     assert.match(script, /np\.log/);
-    assert.match(await page.locator($('final-headline')).innerText(), /Reproduced|Not reproduced/);
+    const headline = await page.locator($('final-headline')).innerText();
+    assert.match(headline, /Reproduced|Not reproduced/);
+    if (headline.startsWith('Reproduced')) {
+      // The run's own output is shown beside the verdict: here the NaN loss it printed.
+      assert.match(await page.locator(`${$('final-output')} pre`).innerText(), /nan/);
+    }
     assert.ok(await page.locator(`${$('checks')} .check`).count() >= 2, 'check badges');
     assert.ok(await page.locator($('contexts')).count() === 1, 'ranked contexts from the project');
     assert.match(await page.locator($('symptom')).innerText(), /calculation|crash|warning/i);

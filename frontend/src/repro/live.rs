@@ -485,6 +485,17 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
     });
     let took = format!("{:.1} s", outcome.elapsed_ms as f64 / 1000.0);
     let summary = observed.map_or_else(|| format!("Took {took}."), |o| format!("{o} · took {took}."));
+    // What the best run really showed (its exception, or the end of what it printed), so the
+    // verdict can be checked against the report's output without rerunning the script.
+    let shown = outcome
+        .output
+        .clone()
+        .filter(|text| !outcome.approximated && !text.trim().is_empty());
+    let shown_title = if outcome.observed.as_ref().is_some_and(|s| s.error_type.is_some()) {
+        "The exception its run raised"
+    } else {
+        "The end of what its run printed"
+    };
     let code = Signal::derive(move || script.get().unwrap_or_default());
     view! {
         <section class="final" class:reproduced=outcome.reproduced aria-labelledby="final-heading" data-testid="final">
@@ -494,6 +505,14 @@ fn FinalScript(page: ReproPage, outcome: ReproOutcome, script: Memo<Option<Strin
             </div>
             {approximation.map(|text| view! { <p class="approximation" data-testid="approximation">{text}</p> })}
             <p class="note">{summary}</p>
+            {shown.map(|text| {
+                view! {
+                    <details class="run-shown" open data-testid="final-output">
+                        <summary>{shown_title}</summary>
+                        <pre>{text}</pre>
+                    </details>
+                }
+            })}
             <Show when=move || script.with(Option::is_some)>
                 <div class="final-actions" role="toolbar" aria-label="The final script">
                     <button type="button" data-testid="copy-script" on:click=move |_| page.copy(&code.get_untracked())>
