@@ -287,6 +287,11 @@ static SECTION_NAME: LazyLock<Regex> = LazyLock::new(|| {
 /// "Expected: ..." or "Actual output: ..." with the text on the same line.
 static INLINE_LABEL: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^((?:expected|actual|observed)(?: behaviou?r| result| output)?):\s+(\S.*)$"));
+/// "Versions: torch==2.4.0, numpy==1.26" on one line: the environment, never the output
+/// it often follows (its numbers are not values the program printed).
+static INLINE_ENVIRONMENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(?:versions?|environment|system info|platform|requirements|installed packages|packages)\s*:\s+\S")
+});
 
 fn heading_part(heading: &str) -> Part {
     let h = heading.to_lowercase();
@@ -477,6 +482,10 @@ pub fn split_free_text(text: &str) -> Sections {
             push(&mut sections, part, &c[2]);
             continue;
         }
+        // One line of versions is left out; the section it sits in goes on after it.
+        if INLINE_ENVIRONMENT.is_match(line.trim()) {
+            continue;
+        }
         push(&mut sections, part, line);
     }
     for text in [&mut sections.problem, &mut sections.observed, &mut sections.expected] {
@@ -643,6 +652,20 @@ mod tests {
     use crate::restructure::restructure_rules;
 
     const TRACE: &str = "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    y = x.dot(w)\n  File \"model.py\", line 3, in forward\n    return np.dot(a, b)\nValueError: shapes (3,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)\n";
+
+    #[test]
+    fn a_line_of_versions_after_the_output_is_not_output() {
+        let text = "This code gives the output below.\n\n```python\nprint(x)\n```\n\nOutput:\n\n```\ntensor(0.5000)\n```\n\nVersions: torch==2.4.0, numpy==2.1.0\nThe loss then stays at 0.5.\n";
+        let sections = split_free_text(text);
+        assert!(!sections.observed.contains("Versions"), "{}", sections.observed);
+        assert!(sections.observed.starts_with("tensor(0.5000)"), "{}", sections.observed);
+        assert!(
+            sections.observed.ends_with("The loss then stays at 0.5."),
+            "the section goes on: {}",
+            sections.observed
+        );
+        assert!(!sections.problem.contains("Versions"), "{}", sections.problem);
+    }
 
     #[test]
     fn stack_traces_give_the_last_exception_and_frames() {

@@ -121,6 +121,12 @@ pub fn align_with_report(report: &RestructuredReport, run: &mut RunObservation) 
     if !matches!(run.termination, Termination::Exited(0)) {
         return;
     }
+    // A run that prints every value a report of unclassified symptom quotes shows that
+    // symptom, whatever else its output looks like (a framework's deprecation warnings).
+    if report.symptom.class == SymptomClass::Unknown && prints_reported_values(report, run) {
+        run.symptom.class = SymptomClass::Unknown;
+        return;
+    }
     let expected = &report.symptom;
     if expected.class == SymptomClass::Warning && run.symptom.cues.iter().any(|c| c == "warning") {
         run.symptom.class = SymptomClass::Warning;
@@ -150,9 +156,25 @@ fn quoted_values(text: &str) -> BTreeSet<String> {
     });
     VALUE
         .find_iter(text)
+        .filter(|m| !is_version(text, m.start(), m.end()))
         .map(|m| m.as_str().to_lowercase().replace(' ', "").replace(",)", ")"))
         .chain(arrays)
         .collect()
+}
+
+/// Whether the number at `start..end` of `text` is part of a version (`torch==2.4.0`,
+/// `keras 2.15.0`, `v1.2`), which no run prints as a result.
+fn is_version(text: &str, start: usize, end: usize) -> bool {
+    let mut after = text[end..].chars();
+    let dotted = after.next() == Some('.') && after.next().is_some_and(|c| c.is_ascii_digit());
+    let before = &text[..start];
+    let tagged = before
+        .strip_suffix(['v', 'V'])
+        .is_some_and(|rest| !rest.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
+    let pinned = ["==", ">=", "<=", "~=", "!="]
+        .iter()
+        .any(|op| before.trim_end_matches(' ').ends_with(op));
+    dotted || tagged || pinned
 }
 
 /// The share of the reported exception message's words a run's message must have for a
@@ -231,6 +253,15 @@ fn shows_all(reported: &BTreeSet<String>, seen: &BTreeSet<String>) -> bool {
         && reported
             .iter()
             .all(|r| seen.contains(r) || seen.iter().any(|s| close(r, s)))
+}
+
+/// Whether a run ends normally printing every value the report quotes, when those are
+/// specific enough not to be met by chance (two or more, or one of four significant digits).
+fn prints_reported_values(report: &RestructuredReport, run: &RunObservation) -> bool {
+    let values = reported_values(report);
+    matches!(run.termination, Termination::Exited(0))
+        && is_specific(&values)
+        && shows_all(&values, &quoted_values(&format!("{}\n{}", run.stdout, run.stderr)))
 }
 
 /// How well a run shows the reported symptom, 0..=1, and why.
@@ -317,8 +348,7 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
             // ones: two or more, or one of four significant digits or more) shows it.
             let values = reported_values(report);
             let listed = values.iter().take(6).cloned().collect::<Vec<_>>().join(", ");
-            let ended = matches!(run.termination, Termination::Exited(0));
-            if ended && is_specific(&values) && shows_all(&values, &quoted_values(&output)) {
+            if prints_reported_values(report, run) {
                 return (
                     SHOWS_REPORTED_VALUES,
                     format!(
@@ -510,6 +540,35 @@ mod tests {
         if vague.symptom.class == SymptomClass::Unknown {
             assert!(score_run(&vague, &run("0.5\n", 0)).0 < ACCEPT_SCORE);
         }
+    }
+
+    #[test]
+    fn versions_are_not_values_a_run_must_print() {
+        assert!(quoted_values("Versions: keras==2.15.0, numpy==2.1.0, torch 2.4.0, tf >= 2.1, v1.2").is_empty());
+        assert_eq!(quoted_values("loss 0.25, conv 0.5, dev 1.5").len(), 3);
+        // Arrows and metrics are not version pins.
+        assert_eq!(
+            quoted_values("batch of 4 -> (4, 3), loss=0.25"),
+            BTreeSet::from(["(4,3)".to_owned(), "0.25".to_owned()])
+        );
+        // Versions written on the output's last line do not ask the run to print them.
+        let report = rules_of(BugReport {
+            observed: "0.6666666865348816\n\n[[1.]]\n\nVersions: keras==2.15.0, numpy==2.1.0".into(),
+            ..BugReport::default()
+        });
+        let mut run = observe(
+            Termination::Exited(0),
+            "0.6666666865348816\n\n[[1.]]\n",
+            "WARNING:tensorflow:From keras/losses.py: The name tf.losses.sparse_softmax_cross_entropy is deprecated.\n",
+            0,
+        );
+        let (score, detail) = score_run(&report, &run);
+        assert!(score >= ACCEPT_SCORE, "{score} {detail}");
+        // The framework's warnings do not make it a run about a warning: it shows the
+        // report's (unclassified) symptom.
+        assert_eq!(run.symptom.class, SymptomClass::Warning);
+        align_with_report(&report, &mut run);
+        assert_eq!(run.symptom.class, SymptomClass::Unknown);
     }
 
     #[test]

@@ -38,11 +38,12 @@ pub(crate) fn defines_at_module_level(code: &str, name: &str) -> bool {
 }
 
 /// The binding forms of `name` in statements starting with `indent`; with any indent, a
-/// `for` target, an `as` target and a parameter count too.
+/// `for` target, an `as` target and a parameter count too. `import torch.nn` binds `torch`;
+/// `import torch.nn as nn` binds only `nn`.
 fn binds(code: &str, name: &str, indent: &str) -> bool {
     let n = regex::escape(name);
     let mut pattern = format!(
-        r"(?m)(?:^{indent}import\s+[\w.]*\b{n}\b|^{indent}import\s.*\bas\s+{n}\b|^{indent}from\s+\S+\s+import\s.*\b{n}\b|^{indent}(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=]*)?=[^=]|^{indent}(?:async\s+)?def\s+{n}\b|^{indent}class\s+{n}\b|^{indent}for\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|^{indent}with\s.*\bas\s+{n}\b"
+        r"(?m)(?:^{indent}import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*{n}(?:\.[\w.]+)?\s*(?:,|#|$)|^{indent}import\s.*\bas\s+{n}\b|^{indent}from\s+\S+\s+import\s.*\b{n}\b|^{indent}(?:{n}|[\w\s,]*,\s*{n}|{n}\s*,[\w\s,]*)\s*(?::[^=]*)?=[^=]|^{indent}(?:async\s+)?def\s+{n}\b|^{indent}class\s+{n}\b|^{indent}for\s+(?:[\w\s,]*\b)?{n}\b[\w\s,]*\s+in\b|^{indent}with\s.*\bas\s+{n}\b"
     );
     if !indent.is_empty() {
         let _ = write!(
@@ -155,6 +156,13 @@ mod tests {
         assert!(defines("for i, x in enumerate(d):\n    pass", "x"));
         assert!(defines("x, y = 1, 2", "y"));
         assert!(!defines("print(np.zeros(2))", "np"));
+        // What each form of import binds, as Python reads it.
+        assert!(defines("import torch.nn", "torch"));
+        assert!(!defines("import torch.nn as nn", "torch"));
+        assert!(defines("import torch.nn as nn", "nn"));
+        assert!(defines("import os, torch  # both", "torch"));
+        assert!(defines("import numpy as np, torch.optim", "torch"));
+        assert!(!defines("import mytorch", "torch"));
         // A parameter binds the name inside its function only.
         let split = "def split(X, y):\n    return X[:2], y[:2]\n\nX_train, y_train = split(X, y)\n";
         assert!(defines(split, "X"));

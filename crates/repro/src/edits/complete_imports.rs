@@ -88,11 +88,20 @@ pub(crate) fn import_for(name: &str) -> Option<&'static str> {
 
 /// Names used as a module or callable (`np.`, `DataLoader(`) that nothing binds.
 pub(super) fn undefined_known_names(code: &str) -> Vec<&'static str> {
+    // Import statements name modules without using them (`import torch.nn as nn`).
+    let body: String = strip_strings(code)
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            !(l.starts_with("import ") || l.starts_with("from "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     IMPORTS
         .iter()
         .filter(|(name, _)| {
             let used = Regex::new(&format!(r"(?m)(?:^|[^\w.]){}\s*[.(]", regex::escape(name)))
-                .is_ok_and(|r| r.is_match(&strip_strings(code)));
+                .is_ok_and(|r| r.is_match(&body));
             used && !defines(code, name)
         })
         .map(|(name, _)| *name)
@@ -122,5 +131,11 @@ mod tests {
         assert!(edit.contains("Conv2D") && !edit.contains("torch"), "{edit}");
         let mut torch = "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        self.drop = nn.Dropout(0.1)\n        self.rnn = nn.LSTM(4, 8)\n".to_owned();
         assert!(complete_imports(&mut torch).is_none(), "{torch}");
+        // `import torch.nn as nn` binds `nn` only: a script that also calls `torch.` needs `import torch`.
+        let mut seeded = "import torch.nn as nn\ntorch.manual_seed(0)\nlayer = nn.Linear(2, 2)\n".to_owned();
+        assert_eq!(
+            complete_imports(&mut seeded).unwrap(),
+            "added missing imports: import torch"
+        );
     }
 }
