@@ -103,7 +103,7 @@ fn available(args: &str) -> bool {
 /// Replaces `code`'s image-file reads with synthetic images of the size `report` states,
 /// unless the report's output (`observed`) is about opening the file.
 pub(crate) fn synthesize_images(code: &mut String, report: &str, observed: &str) -> Option<String> {
-    static PIL_OPEN: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b((?:PIL\.)?Image)\.open{ARGS}")));
+    static PIL_OPEN: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:PIL\.)?Image\.open{ARGS}")));
     static CV2: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\bcv2\.imread{ARGS}")));
     static LOAD_IMG: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:[A-Za-z_][\w.]*\.)?load_img{ARGS}")));
     static MPL: LazyLock<Regex> = LazyLock::new(|| {
@@ -125,15 +125,15 @@ pub(crate) fn synthesize_images(code: &mut String, report: &str, observed: &str)
     let size = stated_size(report).unwrap_or(ImageSize::DEFAULT);
     let mut replaced: Vec<&str> = Vec::new();
     let mut new = code.clone();
-    let mut pass = |pattern: &Regex, reader: &'static str, replace: &dyn Fn(&Captures<'_>, &str) -> String| {
+    // Every pattern captures one group: the reader's arguments.
+    let mut pass = |pattern: &Regex, reader: &'static str, replace: &dyn Fn(&str) -> String| {
         let text = pattern
             .replace_all(&new, |c: &Captures<'_>| {
-                let args = c.get(c.len() - 1).map_or("", |m| m.as_str());
-                if available(args) {
+                if available(&c[1]) {
                     return c[0].to_owned();
                 }
                 replaced.push(reader);
-                replace(c, args)
+                replace(&c[1])
             })
             .into_owned();
         new = text;
@@ -142,14 +142,14 @@ pub(crate) fn synthesize_images(code: &mut String, report: &str, observed: &str)
         channels: if grayscale(args) { 1 } else { size.channels },
         ..size
     };
-    pass(&PIL_OPEN, "Image.open", &|_, args| {
+    pass(&PIL_OPEN, "Image.open", &|args| {
         format!("{HELPER_NAME}({}, pil=True)", colour(args).arguments())
     });
-    pass(&CV2, "cv2.imread", &|_, args| {
+    pass(&CV2, "cv2.imread", &|args| {
         let channels = if grayscale(args) { 1 } else { 3 };
         format!("{HELPER_NAME}({})", ImageSize { channels, ..size }.arguments())
     });
-    pass(&LOAD_IMG, "load_img", &|_, args| {
+    pass(&LOAD_IMG, "load_img", &|args| {
         let (height, width) = target_size(args).unwrap_or((size.height, size.width));
         let channels = if grayscale(args) { 1 } else { 3 };
         format!(
@@ -162,10 +162,10 @@ pub(crate) fn synthesize_images(code: &mut String, report: &str, observed: &str)
             .arguments()
         )
     });
-    pass(&MPL, "plt.imread", &|_, args| {
+    pass(&MPL, "plt.imread", &|args| {
         format!("({HELPER_NAME}({}) / 255.0)", colour(args).arguments())
     });
-    pass(&OTHER, "imread", &|_, args| {
+    pass(&OTHER, "imread", &|args| {
         format!("{HELPER_NAME}({})", colour(args).arguments())
     });
     if replaced.is_empty() {
