@@ -217,6 +217,13 @@ case("088", "torch-resnet-concat-features", "crash", ["torch", "torchvision"], f
      expected=["RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x3048 and 1000x512)"],
      notes="The ResNet-50 trunk without its classifier gives 2048 features and the landmark branch 1000; their concatenation has 3048 columns but the combined head's first Linear takes 1000. The snippet is the model class only; the dataset's author called it on one 224x224 image and 96 landmark features.")
 
+# ---- added 2026-12-05, held out: when 46 moved to development (the restructuring's crash guard was
+# written from its transcript), the one post of 001-102 marked reproducible, needing only frameworks the
+# `--with dl` environment has, whose output shows its symptom, and not yet converted or ruled out.
+case("064", "keras-sequential-layers-not-list", "crash", ["tensorflow", "numpy", "pandas", "sklearn"], file="house_prices.py", error="TypeError",
+     expected=["TypeError: unsupported operand type(s) for +=: 'Dense' and 'str'"],
+     notes="Sequential(Dense(...), Dense(...)) passes the second layer as Sequential's `name` argument (its signature is Sequential(layers=None, name=None)); building the model's name scope then adds a string to a Dense layer. The layers must be given as a list. The snippet starts from an unshared DataFrame `df` of a price column and seven features; the dataset's author built one of random integers.")
+
 csv.field_size_limit(10**9)
 R = sys.argv[1]
 COMMIT = subprocess.run(['git', '-C', R, 'rev-parse', 'HEAD'], capture_output=True, text=True).stdout.strip()

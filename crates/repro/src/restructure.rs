@@ -174,7 +174,7 @@ pub async fn restructure(
             ),
         );
     };
-    let Some(class) = parse_class(&refined.symptom_class) else {
+    let Some(mut class) = parse_class(&refined.symptom_class) else {
         return (
             rules,
             Some(format!(
@@ -183,6 +183,17 @@ pub async fn restructure(
             )),
         );
     };
+    // A crash leaves evidence a report quotes: a traceback, an exception's name, the word
+    // itself. Where the report has none, a small model's `crash` is a guess, and accepting
+    // a script on it would claim a reproduction of a bug the report never had.
+    let mut note = None;
+    if class == SymptomClass::Crash && classify(report.text()).class != SymptomClass::Crash {
+        class = rules.symptom.class;
+        note = Some(format!(
+            "the LLM called the report a crash, but it quotes no exception, traceback or crash; keeping the rules' symptom `{}`",
+            class.as_str()
+        ));
+    }
     let pick = |llm_text: String, rule_text: &str| {
         if llm_text.trim().is_empty() {
             rule_text.to_owned()
@@ -224,7 +235,7 @@ pub async fn restructure(
             framework: refined.framework.filter(|f| !f.trim().is_empty()).or(rules.framework),
             refined_by_llm: true,
         },
-        None,
+        note,
     )
 }
 
@@ -297,6 +308,33 @@ mod tests {
         assert!(!fallback.refined_by_llm);
         assert!(note.unwrap().contains("named no symptom"));
         assert_eq!(fallback, restructure_rules(&report));
+    }
+
+    #[tokio::test]
+    async fn a_crash_the_report_never_mentions_is_not_believed() {
+        let report = ParsedReport::from(BugReport {
+            title: "accuracy stays at 0.43".into(),
+            observed: "Epoch 20/20 - loss: 0.2469 - acc: 0.4366".into(),
+            expected: "an accuracy near the SVM's 0.89".into(),
+            ..BugReport::default()
+        });
+        let crash = "Symptom: crash\nError type: ValueError\nObserved: the model fails\nExpected: it trains\n";
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(crash.into()), ScriptedReply::Any(crash.into())]);
+        let (refined, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
+        let rules = restructure_rules(&report);
+        assert_ne!(rules.symptom.class, SymptomClass::Crash);
+        assert_eq!(refined.symptom.class, rules.symptom.class);
+        assert_eq!(refined.symptom.error_type, None, "no exception type without a crash");
+        assert!(note.unwrap().contains("quotes no exception"));
+
+        let traceback = ParsedReport::from(BugReport {
+            title: "fit fails".into(),
+            observed: "ValueError: Shapes (None, 3) and (None, 1) are incompatible".into(),
+            ..BugReport::default()
+        });
+        let (refined, note) = restructure(&traceback, Some(&llm), &mut |_| {}).await;
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!(refined.symptom.class, SymptomClass::Crash);
     }
 
     #[tokio::test]
