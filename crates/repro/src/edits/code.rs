@@ -98,6 +98,72 @@ pub(crate) fn after_imports(code: &str) -> usize {
     end
 }
 
+/// `name` as a whole word.
+pub(crate) fn word(name: &str) -> Regex {
+    re(&format!(r"\b{}\b", regex::escape(name)))
+}
+
+/// Byte offset of the top-level statement holding the first use of `name` (outside
+/// strings and comments); `None` when nothing uses it.
+pub(crate) fn first_use_statement(code: &str, name: &str) -> Option<usize> {
+    let word = word(name);
+    let mut statement = 0;
+    let mut offset = 0;
+    let mut depth: i32 = 0;
+    let mut in_decorators = false;
+    for line in code.split_inclusive('\n') {
+        let stripped = strip_strings(line);
+        let top_level = depth == 0
+            && !line.starts_with([' ', '\t', '\n', '#', ')', ']', '}'])
+            && !["else", "elif", "except", "finally"]
+                .iter()
+                .any(|k| line.starts_with(k));
+        // A decorated `def` starts at its first decorator.
+        if top_level && !line.trim().is_empty() {
+            if !in_decorators {
+                statement = offset;
+            }
+            in_decorators = line.starts_with('@');
+        }
+        if word.is_match(&stripped) {
+            return Some(statement);
+        }
+        depth += stripped.matches(['(', '[', '{']).count() as i32 - stripped.matches([')', ']', '}']).count() as i32;
+        depth = depth.max(0);
+        offset += line.len();
+    }
+    None
+}
+
+/// Whether the first top-level line that mentions `name` assigns it from a value that reads
+/// it (`x = x.reshape(-1, 28, 28, 1)`, `x_train = x_train / 255.0`): the script then reads
+/// the name before anything binds it, though it binds it at module level.
+pub(crate) fn reads_itself_first(code: &str, name: &str) -> bool {
+    let word = word(name);
+    let assignment = re(&format!(r"^{}\s*(?::[^=\n]*)?=([^=].*)$", regex::escape(name)));
+    let stripped = strip_strings(code);
+    let Some(line) = stripped.lines().find(|l| word.is_match(l)) else {
+        return false;
+    };
+    assignment.captures(line).is_some_and(|c| word.is_match(&c[1]))
+}
+
+/// Inserts `text` (definitions of `names`) after the imports, or before the first statement
+/// that uses one of `names` where that comes first: snippets import in the middle
+/// (`dataset = df.values` … `from sklearn import preprocessing`).
+pub(crate) fn insert_before_use(code: &mut String, text: &str, names: &[&str]) {
+    let at = names
+        .iter()
+        .filter_map(|n| first_use_statement(code, n))
+        .fold(after_imports(code), usize::min);
+    let mut block = String::new();
+    if at > 0 && !code[..at].ends_with('\n') {
+        block.push('\n');
+    }
+    block.push_str(text);
+    code.insert_str(at, &block);
+}
+
 pub(crate) fn insert_after_imports(code: &mut String, text: &str) {
     let at = after_imports(code);
     let mut block = String::new();
@@ -116,7 +182,10 @@ pub(crate) fn define_helper_once(code: &mut String, name: &str, helper: &str) {
     }
 }
 
-/// The data shape the report implies, e.g. "X has shape (100, 3)"; (100, 4) otherwise.
+/// The shape [`inferred_shape`] gives a report that states none.
+pub(crate) const UNSTATED_SHAPE: [usize; 2] = [100, 4];
+
+/// The data shape the report implies, e.g. "X has shape (100, 3)"; [`UNSTATED_SHAPE`] otherwise.
 pub(crate) fn inferred_shape(text: &str) -> Vec<usize> {
     static SHAPE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)shape\D{0,20}?\((\d+(?:\s*,\s*\d+)*)\s*,?\)"));
     SHAPE
@@ -131,7 +200,7 @@ pub(crate) fn inferred_shape(text: &str) -> Vec<usize> {
                 && dims.iter().all(|&d| d > 0 && d <= 100_000)
                 && dims.iter().product::<usize>() <= 10_000_000
         })
-        .unwrap_or_else(|| vec![100, 4])
+        .unwrap_or_else(|| UNSTATED_SHAPE.to_vec())
 }
 
 pub(crate) fn shape_literal(shape: &[usize]) -> String {

@@ -1,9 +1,11 @@
 //! Edit action: the usual import for every well-known name (`np`, `torch`, `DataLoader`)
 //! a script uses without binding it.
 
+use std::sync::LazyLock;
+
 use regex::Regex;
 
-use super::code::{add_imports, defines, strip_strings};
+use super::code::{add_imports, defines, re, strip_strings};
 
 /// Names the reports' snippets use without importing, and their usual import (Keras's
 /// layers from `tensorflow.keras`, the same package as `keras` in TensorFlow 2.15).
@@ -86,6 +88,41 @@ pub(crate) fn import_for(name: &str) -> Option<&'static str> {
     IMPORTS.iter().find(|(n, _)| *n == name).map(|(_, line)| *line)
 }
 
+/// The public names of the framework modules snippets import from (`name<TAB>module`),
+/// written by `tools/framework_names.py` from the `--with dl` environment.
+const FRAMEWORK_NAMES: &str = include_str!("../../data/framework_names.tsv");
+
+/// The framework a module belongs to: `torchvision` goes with `torch`.
+fn framework_of(module: &str) -> &str {
+    let top = module.split('.').next().unwrap_or(module);
+    if top == "torchvision" { "torch" } else { top }
+}
+
+/// The import of a framework's public name (`Multiply`, `MinMaxScaler`, `confusion_matrix`)
+/// that `code` uses undefined, from the framework the code uses where two have it
+/// (`Dropout` is Keras's in a Keras script and that of `torch.nn` in a `torch` one).
+pub(crate) fn framework_import(name: &str, code: &str) -> Option<String> {
+    static USES: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
+        [
+            ("tensorflow", re(r"\b(?:keras|tensorflow|tf\.)")),
+            ("torch", re(r"\b(?:torch|torchvision|nn\.Module)\b")),
+            ("sklearn", re(r"\bsklearn\b")),
+        ]
+    });
+    let modules: Vec<&str> = FRAMEWORK_NAMES
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .filter(|(n, _)| *n == name)
+        .map(|(_, module)| module)
+        .collect();
+    let used = |module: &str| {
+        USES.iter()
+            .any(|(framework, pattern)| *framework == framework_of(module) && pattern.is_match(code))
+    };
+    let module = modules.iter().copied().find(|m| used(m)).or(modules.first().copied())?;
+    Some(format!("from {module} import {name}"))
+}
+
 /// Names used as a module or callable (`np.`, `DataLoader(`) that nothing binds.
 pub(super) fn undefined_known_names(code: &str) -> Vec<&'static str> {
     // Import statements name modules without using them (`import torch.nn as nn`).
@@ -122,6 +159,34 @@ pub(crate) fn complete_imports(code: &mut String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frameworks_public_name_is_imported_from_the_framework_the_script_uses() {
+        let keras = "from tensorflow import keras\nmodel.add(Dropout(0.2))\n";
+        let torch = "import torch\nclass Net(nn.Module):\n    pass\nDropout(0.2)\n";
+        assert_eq!(
+            framework_import("Dropout", keras).as_deref(),
+            Some("from tensorflow.keras.layers import Dropout")
+        );
+        assert_eq!(
+            framework_import("Dropout", torch).as_deref(),
+            Some("from torch.nn import Dropout")
+        );
+        assert_eq!(
+            framework_import("Multiply", keras).as_deref(),
+            Some("from tensorflow.keras.layers import Multiply")
+        );
+        assert_eq!(
+            framework_import("MinMaxScaler", "x = 1\n").as_deref(),
+            Some("from sklearn.preprocessing import MinMaxScaler")
+        );
+        assert_eq!(framework_import("my_model", keras), None);
+        assert_eq!(
+            framework_import("shuffle", keras),
+            None,
+            "one-word lower-case names are not listed"
+        );
+    }
 
     #[test]
     fn keras_layers_get_their_import_and_torch_modules_do_not() {

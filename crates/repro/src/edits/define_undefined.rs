@@ -1,17 +1,25 @@
 //! Refinement edit: each name the checks report undefined gets its usual import, the
 //! project's own definition, or synthetic data of the inferred shape.
 
+use std::sync::LazyLock;
+
 use regex::Regex;
 
-use super::code::{add_imports, defines, defines_at_module_level, insert_after_imports, shape_literal};
-use super::complete_imports::import_for;
+use super::code::{
+    UNSTATED_SHAPE, add_imports, defines, defines_at_module_level, insert_before_use, re, reads_itself_first,
+    shape_literal, word,
+};
+use super::complete_imports::{framework_import, import_for};
 use super::hoist_main_blocks::split_entry_point;
 use crate::project::Project;
 
 /// Names that usually hold data, defined synthetically when a report's snippet uses them undefined.
-/// `code` is read for what the labels must be: class indices below `k` where the code
-/// indexes a one-hot table with them (`np.eye(k)[y]`, `to_categorical(y, k)`,
-/// `one_hot(y, k)`), else 0/1 (which a log-loss also needs).
+/// `code` is read for what the data must be: features shaped as the code reshapes them or as
+/// its model's first layer takes them; labels as class indices below `k` where the code
+/// one-hot encodes them (`np.eye(k)[y]`, `to_categorical(y, k)`) or its model ends in a
+/// k-unit softmax, one-hot rows where a non-sparse categorical cross-entropy takes them,
+/// else 0/1 (which a log-loss also needs). Settings (`learn_rate`, `ngpu`, `input_shape`,
+/// `num_classes`) get a usual value.
 pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> Option<String> {
     let lower = name.to_lowercase();
     let rows = shape.first().copied().unwrap_or(100);
@@ -23,15 +31,19 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> O
         "y", "labels", "label", "targets", "target", "y_train", "y_test", "y_val", "train_y", "test_y", "y_true",
     ];
     if features.contains(&lower.as_str()) {
+        let shape = feature_shape(code, name, shape);
         Some(format!(
             "{name} = np.random.default_rng(0).standard_normal({})",
-            shape_literal(shape)
+            shape_literal(&shape)
         ))
     } else if labels.contains(&lower.as_str()) {
-        let classes = class_count(code, name).unwrap_or(2);
-        Some(format!(
-            "{name} = np.random.default_rng(1).integers(0, {classes}, size={rows})"
-        ))
+        let classes = class_count(code, name).or_else(|| softmax_units(code)).unwrap_or(2);
+        let indices = format!("np.random.default_rng(1).integers(0, {classes}, size={rows})");
+        if CATEGORICAL_LOSS.is_match(code) && class_count(code, name).is_none() {
+            Some(format!("{name} = np.eye({classes})[{indices}]"))
+        } else {
+            Some(format!("{name} = {indices}"))
+        }
     } else if [
         "files",
         "filenames",
@@ -51,15 +63,101 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> O
         // A folder of images the report does not include: names for the image reads,
         // which `synthesize_images` turns into synthetic pixels.
         Some(format!("{name} = [f\"image_{{i}}.png\" for i in range(8)]"))
-    } else if ["lr", "learning_rate"].contains(&lower.as_str()) {
-        Some(format!("{name} = 0.01"))
+    } else if lower == "device" {
+        // The sandbox runs on the CPU.
+        Some(format!("{name} = torch.device(\"cpu\")")).filter(|_| code.contains("torch"))
     } else if ["epochs", "n_epochs", "num_epochs", "steps", "n_steps"].contains(&lower.as_str()) {
         Some(format!("{name} = 10"))
     } else if ["batch_size", "n", "n_samples", "num_samples"].contains(&lower.as_str()) {
         Some(format!("{name} = {rows}"))
     } else {
+        setting_value(&lower, shape, code).map(|value| format!("{name} = {value}"))
+    }
+}
+
+/// A loss that takes one-hot targets (not the sparse one, which takes indices).
+static CATEGORICAL_LOSS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:^|[^_])\bcategorical_crossentropy\b|\bCategoricalCrossentropy\("));
+
+/// The usual value of a setting a snippet leaves undefined, by its (lower-case) name: a
+/// learning rate, a GPU count (none in the sandbox), a dropout rate, an input shape (the
+/// data's, without its batch axis), a class count, or a size (16).
+fn setting_value(lower: &str, shape: &[usize], code: &str) -> Option<String> {
+    static LEARNING_RATE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^(?:lr|lrate|eta|alpha|learn_?rate|learning_?rate)$|_lr$|^lr_|learning_rate"));
+    static COUNT: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^(?:n|num|number|max|total)_\w+$|^(?:hidden|units|dim|maxlen|vocab|latent_dim)$|_(?:size|dim|dims|units|len|length|tokens|features|layers|channels|hidden|heads|filters|words)$|^n(?:gf|df|z|c|h)$",
+        )
+    });
+    if LEARNING_RATE.is_match(lower) {
+        Some("0.01".to_owned())
+    } else if lower.contains("gpu") {
+        // The sandbox has no GPU: a count of zero makes the code take its CPU path.
+        Some("0".to_owned())
+    } else if lower.contains("dropout") || lower == "keep_prob" {
+        Some("0.5".to_owned())
+    } else if lower == "momentum" {
+        Some("0.9".to_owned())
+    } else if lower == "shape" || lower.ends_with("_shape") {
+        let sample = if shape.len() > 1 { &shape[1..] } else { shape };
+        Some(shape_literal(sample))
+    } else if lower.contains("classes") {
+        Some(softmax_units(code).unwrap_or(2).to_string())
+    } else if COUNT.is_match(lower) {
+        Some("16".to_owned())
+    } else {
         None
     }
+}
+
+/// The shape of synthetic features named `name`: the one the code reshapes them to (its
+/// `-1` is the rows), else the report's, else one batch of what the model's first layer
+/// takes (`input_shape=(28, 28, 1)`, `input_dim=20`, `nn.Linear(13, …)`).
+fn feature_shape(code: &str, name: &str, shape: &[usize]) -> Vec<usize> {
+    static INPUT: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\b(?:input_shape\s*=\s*|Input\(\s*(?:shape\s*=\s*)?)\(\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*\)|\binput_dim\s*=\s*(\d+)|\bnn\.Linear\(\s*(\d+)\s*,",
+        )
+    });
+    let rows = shape.first().copied().unwrap_or(100);
+    let dims = |list: &str| -> Option<Vec<usize>> { list.split(',').map(|d| d.trim().parse().ok()).collect() };
+    let reshape = re(&format!(
+        r"\b{}\s*\.reshape\(\s*\(?\s*(-?\d+(?:\s*,\s*-?\d+)+)\s*\)?\s*\)",
+        regex::escape(name)
+    ));
+    if let Some(c) = reshape.captures(code) {
+        let target: Option<Vec<usize>> = c[1]
+            .split(',')
+            .map(|d| match d.trim() {
+                "-1" => Some(rows),
+                d => d.parse().ok().filter(|&d: &usize| d > 0),
+            })
+            .collect();
+        if let Some(target) = target.filter(|t| t.iter().product::<usize>() <= 10_000_000) {
+            return target;
+        }
+    }
+    if shape != UNSTATED_SHAPE {
+        return shape.to_vec();
+    }
+    INPUT
+        .captures(code)
+        .and_then(|c| {
+            let sample = c.get(1).or(c.get(2)).or(c.get(3))?;
+            dims(sample.as_str())
+        })
+        .map_or_else(|| shape.to_vec(), |sample| [vec![rows], sample].concat())
+}
+
+/// The units of the last softmax layer the code builds (`Dense(10, activation='softmax')`).
+fn softmax_units(code: &str) -> Option<u64> {
+    static SOFTMAX: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"\bDense\(\s*(?:units\s*=\s*)?(\d+)\s*,[^()\n]*activation\s*=\s*(?:['"]softmax['"]|(?:tf\.)?(?:keras\.activations|nn)\.softmax)"#,
+        )
+    });
+    SOFTMAX.captures_iter(code).last().and_then(|c| c[1].parse().ok())
 }
 
 /// The number of classes `code` one-hot encodes `name` into, when it says.
@@ -81,8 +179,11 @@ fn project_definition(project: &Project, name: &str) -> Option<String> {
     let n = regex::escape(name);
     let assignment = Regex::new(&format!(r"(?m)^{n}\s*(?::[^=\n]*)?=[^=\n][^\n]*$")).ok()?;
     let block = Regex::new(&format!(r"(?m)^(?:def|class)\s+{n}\b")).ok()?;
+    let word = word(name);
+    // `x = x.reshape(…)` defines nothing: it needs `x` itself.
+    let reads_itself = |line: &str| line.split_once('=').is_some_and(|(_, value)| word.is_match(value));
     for file in project.python_files() {
-        if let Some(m) = assignment.find(&file.text) {
+        if let Some(m) = assignment.find_iter(&file.text).find(|m| !reads_itself(m.as_str())) {
             let line = m.as_str().trim_end();
             // Only a complete one-line value: an open bracket would need the lines after it.
             let opens = line.matches(['(', '[', '{']).count();
@@ -113,7 +214,11 @@ fn project_definition(project: &Project, name: &str) -> Option<String> {
     .ok()?;
     project.python_files().find_map(|file| {
         let (_, body) = split_entry_point(&file.text);
-        let line = target.find(&body)?.as_str().trim_end();
+        let line = target
+            .find_iter(&body)
+            .find(|m| !reads_itself(m.as_str()))?
+            .as_str()
+            .trim_end();
         let balanced = line.matches(['(', '[', '{']).count() == line.matches([')', ']', '}']).count();
         balanced.then(|| format!("{line}  # from {} (its entry point)", file.path))
     })
@@ -131,31 +236,38 @@ pub(crate) fn define_undefined(
     let mut edits = Vec::new();
     let mut imports = Vec::new();
     let mut definitions = Vec::new();
+    let mut defined = Vec::new();
     for name in undefined {
         // Reported undefined at module level: a parameter of the same name elsewhere does
         // not define it (only an edit of this round may have).
-        if defines_at_module_level(code, name) {
+        // `x = x.reshape(…)` binds it only after reading it.
+        if defines_at_module_level(code, name) && !reads_itself_first(code, name) {
             continue;
         }
         if let Some(line) = import_for(name) {
+            imports.push(line.to_owned());
+        } else if let Some(line) = framework_import(name, code) {
             imports.push(line);
         } else if let Some(definition) = project.and_then(|p| project_definition(p, name)) {
             definitions.push(definition);
+            defined.push(name.as_str());
         } else if let Some(definition) = shape.and_then(|shape| synthetic_definition(name, shape, code)) {
             definitions.push(definition);
+            defined.push(name.as_str());
         }
     }
     if !definitions.is_empty() {
         // Functions and classes first: the assignments of this round may call them.
         definitions.sort_by_key(|d| !d.starts_with("# from "));
-        insert_after_imports(code, &format!("{}\n", definitions.join("\n")));
+        insert_before_use(code, &format!("{}\n", definitions.join("\n")), &defined);
         edits.push(format!("defined undefined data: {}", definitions.join("; ")));
         if !defines(code, "np") {
-            imports.push("import numpy as np");
+            imports.push("import numpy as np".to_owned());
         }
     }
     if !imports.is_empty() {
         imports.dedup();
+        let imports: Vec<&str> = imports.iter().map(String::as_str).collect();
         add_imports(code, &imports);
         edits.push(format!("added imports for undefined names: {}", imports.join("; ")));
     }
@@ -191,6 +303,101 @@ mod tests {
     }
 
     #[test]
+    fn synthetic_features_take_the_shape_the_code_gives_them() {
+        let reshaped = "x = x.reshape(-1, 28, 28, 1)\nmodel.fit(x, y)\n";
+        assert_eq!(
+            synthetic_definition("x", &UNSTATED_SHAPE, reshaped).unwrap(),
+            "x = np.random.default_rng(0).standard_normal((100, 28, 28, 1))"
+        );
+        let keras = "inputs = keras.Input(shape=(64,64,1))\nmodel.fit(x_train, y_train)\n";
+        assert!(
+            synthetic_definition("x_train", &UNSTATED_SHAPE, keras)
+                .unwrap()
+                .ends_with("standard_normal((100, 64, 64, 1))")
+        );
+        let torch = "self.fc = nn.Linear(13, 1)\nout = net(inputs)\n";
+        assert!(
+            synthetic_definition("inputs", &UNSTATED_SHAPE, torch)
+                .unwrap()
+                .ends_with("standard_normal((100, 13))")
+        );
+        // A shape the report states wins over the model's.
+        assert!(
+            synthetic_definition("x_train", &[8, 3], keras)
+                .unwrap()
+                .ends_with("standard_normal((8, 3))")
+        );
+    }
+
+    #[test]
+    fn synthetic_labels_match_the_models_output_and_loss() {
+        let sparse = "Dense(10, activation='softmax')\nmodel.compile(loss='sparse_categorical_crossentropy')\n";
+        assert!(
+            synthetic_definition("y", &[32, 4], sparse)
+                .unwrap()
+                .ends_with("integers(0, 10, size=32)")
+        );
+        let categorical = "Dense(3, activation=\"softmax\")\nmodel.compile(loss='categorical_crossentropy')\n";
+        assert_eq!(
+            synthetic_definition("y_train", &[32, 4], categorical).unwrap(),
+            "y_train = np.eye(3)[np.random.default_rng(1).integers(0, 3, size=32)]"
+        );
+    }
+
+    #[test]
+    fn undefined_settings_get_usual_values() {
+        let value = |name: &str| synthetic_definition(name, &[100, 286, 384, 1], "Dense(5, activation='softmax')");
+        assert_eq!(value("learn_rate").unwrap(), "learn_rate = 0.01");
+        assert_eq!(value("ngpu").unwrap(), "ngpu = 0");
+        assert_eq!(value("input_shape").unwrap(), "input_shape = (286, 384, 1)");
+        assert_eq!(value("num_classes").unwrap(), "num_classes = 5");
+        assert_eq!(value("num_encoder_tokens").unwrap(), "num_encoder_tokens = 16");
+        assert_eq!(value("hidden_size").unwrap(), "hidden_size = 16");
+        assert_eq!(value("model"), None, "a model cannot be made up");
+        assert_eq!(value("tokenizer"), None);
+        assert_eq!(
+            synthetic_definition("device", &[8], "import torch\n").unwrap(),
+            "device = torch.device(\"cpu\")"
+        );
+    }
+
+    #[test]
+    fn a_name_read_before_its_first_assignment_is_defined_before_that_read() {
+        let mut code = "import tensorflow as tf\nx = x.reshape(-1, 4, 4, 1)\nprint(x.shape)\n".to_owned();
+        let edits = define_undefined(&mut code, &["x".to_owned()], None, Some(&UNSTATED_SHAPE));
+        assert_eq!(edits.len(), 2, "{edits:?}");
+        assert!(
+            code.contains("x = np.random.default_rng(0).standard_normal((100, 4, 4, 1))\nx = x.reshape"),
+            "{code}"
+        );
+        // Before the first use, even when an import comes later.
+        let mut code =
+            "dataset = df.values\nfrom sklearn import preprocessing\nX = preprocessing.scale(dataset)\n".to_owned();
+        let project = Project {
+            files: vec![SourceFile {
+                path: "load.py".into(),
+                text: "df = make_frame()\n".into(),
+            }],
+            notes: vec![],
+        };
+        define_undefined(&mut code, &["df".to_owned()], Some(&project), Some(&UNSTATED_SHAPE));
+        assert!(
+            code.find("df = make_frame()").unwrap() < code.find("dataset = df.values").unwrap(),
+            "{code}"
+        );
+        // A name bound before it is read stays as it is.
+        let mut code = "x = 1\nprint(x)\n".to_owned();
+        assert!(define_undefined(&mut code, &["x".to_owned()], None, Some(&UNSTATED_SHAPE)).is_empty());
+        // A framework's public name gets its import.
+        let mut code = "from tensorflow import keras\nm = Multiply()([a, b])\n".to_owned();
+        define_undefined(&mut code, &["Multiply".to_owned()], None, None);
+        assert!(
+            code.starts_with("from tensorflow.keras.layers import Multiply\n"),
+            "{code}"
+        );
+    }
+
+    #[test]
     fn an_undefined_list_of_files_gets_image_names() {
         let definition = synthetic_definition("files", &[8], "for f in files:\n    Image.open(f)\n").unwrap();
         assert_eq!(definition, "files = [f\"image_{i}.png\" for i in range(8)]");
@@ -217,6 +424,17 @@ mod tests {
             "# from featurize/helpers.py\ndef scale(x):\n    return x * 2"
         );
         assert!(project_definition(&project, "BIG").is_none());
+        let reshaping = Project {
+            files: vec![SourceFile {
+                path: "train.py".into(),
+                text: "x = x.reshape(-1, 28, 28, 1)\n".into(),
+            }],
+            notes: vec![],
+        };
+        assert!(
+            project_definition(&reshaping, "x").is_none(),
+            "a line that reads the name does not define it"
+        );
         assert!(project_definition(&project, "missing").is_none());
 
         // Objects the entry point builds: taken from its `__main__` block, dedented.

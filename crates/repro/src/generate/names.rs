@@ -18,7 +18,10 @@ use std::fmt::Write as _;
 use super::GenInput;
 use super::llm::extract_code;
 use crate::checks::RuffDiagnostic;
-use crate::edits::{add_imports, define_undefined, defines, defines_at_module_level, inferred_shape, strip_strings};
+use crate::edits::{
+    add_imports, define_undefined, defines, defines_at_module_level, first_use_statement, inferred_shape,
+    strip_strings, word,
+};
 use crate::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
 use replayground_exec::sandbox::BoxFuture;
 
@@ -409,43 +412,6 @@ fn bound_names(block: &str) -> Vec<String> {
     }
 }
 
-/// `name` as a whole word.
-fn word(name: &str) -> regex::Regex {
-    crate::edits::re(&format!(r"\b{}\b", regex::escape(name)))
-}
-
-/// Byte offset of the top-level statement holding the first use of `name` (outside
-/// strings and comments); `None` when nothing uses it.
-fn first_use_statement(code: &str, name: &str) -> Option<usize> {
-    let word = word(name);
-    let mut statement = 0;
-    let mut offset = 0;
-    let mut depth: i32 = 0;
-    let mut in_decorators = false;
-    for line in code.split_inclusive('\n') {
-        let stripped = strip_strings(line);
-        let top_level = depth == 0
-            && !line.starts_with([' ', '\t', '\n', '#', ')', ']', '}'])
-            && !["else", "elif", "except", "finally"]
-                .iter()
-                .any(|k| line.starts_with(k));
-        // A decorated `def` starts at its first decorator.
-        if top_level && !line.trim().is_empty() {
-            if !in_decorators {
-                statement = offset;
-            }
-            in_decorators = line.starts_with('@');
-        }
-        if word.is_match(&stripped) {
-            return Some(statement);
-        }
-        depth += stripped.matches(['(', '[', '{']).count() as i32 - stripped.matches([')', ']', '}']).count() as i32;
-        depth = depth.max(0);
-        offset += line.len();
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -634,13 +600,13 @@ mod tests {
         let restructured = restructure_rules(&report);
         let input = GenInput::of_report(&report, &restructured);
         let mut code = "import torch\nLR_model = torch.nn.Module()\n\
-                        opt = torch.optim.SGD(params=LR_model.parameters(), lr=learn_rate)\ny = lr_model(x)\n"
+                        opt = torch.optim.SGD(params=LR_model.parameters(), weight_decay=weight_decay)\ny = lr_model(x)\n"
             .to_owned();
         let llm = ScriptedLlm::new(vec![ScriptedReply::For {
             task: LlmTask::Define,
             reply: "0.01\nopt = None\n```".into(),
         }]);
-        let names = ["learn_rate".to_owned(), "lr_model".to_owned(), "x".to_owned()];
+        let names = ["weight_decay".to_owned(), "lr_model".to_owned(), "x".to_owned()];
         let (edits, error) = resolve_undefined(&llm, &input, &mut code, &names, 0, None).await;
         assert!(error.is_none());
         assert!(code.contains("y = LR_model(x)"), "renamed: {code}");
@@ -649,7 +615,7 @@ mod tests {
             "the rules define data: {code}"
         );
         assert!(
-            code.contains("learn_rate = 0.01\nopt = torch.optim.SGD("),
+            code.contains("weight_decay = 0.01\nopt = torch.optim.SGD("),
             "the LLM's line goes before its use: {code}"
         );
         assert!(!code.contains("opt = None"), "a line binding another name is dropped");
@@ -660,7 +626,7 @@ mod tests {
         );
         let prompt = &llm.prompts()[0].1;
         assert!(
-            prompt.contains("It uses `learn_rate`") && prompt.contains(": opt = torch.optim.SGD("),
+            prompt.contains("It uses `weight_decay`") && prompt.contains(": opt = torch.optim.SGD("),
             "{prompt}"
         );
         assert_eq!(llm.prompts().len(), 1, "only what the rules left is asked");
