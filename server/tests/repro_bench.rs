@@ -109,7 +109,7 @@ fn the_real_suite_splits_into_development_and_held_out_cases() {
     assert_eq!(&development | &held_out, all, "every case is in one split");
     // 20 until 2026-12-03, when 14 moved to development (its transcript showed the agent
     // accepting a Keras error for another reason) and 18 made way for the new case 38; 30
-    // from 2026-12-04, with the 11 posts that need pandas, scikit-learn or torchvision.
+    // from 2026-12-03 (late afternoon), with the 11 posts that need pandas, scikit-learn or torchvision.
     assert!(held_out.len() >= 30, "{} held-out cases", held_out.len());
     // Those 11 are also a split of their own, so that cases no rule has met are reported apart.
     let batch = split("held_out_b");

@@ -166,7 +166,7 @@ case("015", "keras1-conv1d-softmax-single-unit", "performance_degradation", ["te
      expected=["[1.]"],
      notes="softmax over the single output unit of a binary classifier always gives 1.0, so every prediction is 1 whatever the input (sigmoid is needed). The snippet leaves its imports and X_train/y_train/X_test/y_test undefined and uses Keras 1 argument names. The output shown is the first three and the last of the 100 predictions the dataset's run printed.")
 
-# ---- added 2026-12-04, held out: the posts of 001-102 that also need pandas, scikit-learn or torchvision
+# ---- added 2026-12-03 (late afternoon), held out: the posts of 001-102 that also need pandas, scikit-learn or torchvision
 # (now in `cargo xtask setup --with dl`) and whose output shows the reported symptom from the post's own
 # code. Written before any agent or rule saw them; 002 (KerasClassifier cross-validation, ten folds of 200
 # epochs), 027 and 032 (two-line snippets whose output alone does not show what is wrong), 030 (the bug
@@ -217,7 +217,7 @@ case("088", "torch-resnet-concat-features", "crash", ["torch", "torchvision"], f
      expected=["RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x3048 and 1000x512)"],
      notes="The ResNet-50 trunk without its classifier gives 2048 features and the landmark branch 1000; their concatenation has 3048 columns but the combined head's first Linear takes 1000. The snippet is the model class only; the dataset's author called it on one 224x224 image and 96 landmark features.")
 
-# ---- added 2026-12-05, held out: when 46 moved to development (the restructuring's crash guard was
+# ---- added 2026-12-03 (evening), held out: when 46 moved to development (the restructuring's crash guard was
 # written from its transcript), the one post of 001-102 marked reproducible, needing only frameworks the
 # `--with dl` environment has, whose output shows its symptom, and not yet converted or ruled out.
 case("064", "keras-sequential-layers-not-list", "crash", ["tensorflow", "numpy", "pandas", "sklearn"], file="house_prices.py", error="TypeError",

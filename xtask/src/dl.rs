@@ -44,7 +44,7 @@ const TENSORFLOW_CPU: &str = "tensorflow-cpu==2.15.1";
 /// `--with dl`: both frameworks, for every case of `tests/repro-real`, and the libraries
 /// the reports load and score their data with, at the versions their `requirements.txt`
 /// state: pandas, scikit-learn, torchvision (the build made for torch 2.4.0; it brings
-/// Pillow) and matplotlib.
+/// Pillow), matplotlib and tqdm (13's progress bar).
 pub(crate) const ALL: Frameworks = Frameworks {
     folder: ".tools/dl",
     requirements: &[
@@ -54,8 +54,9 @@ pub(crate) const ALL: Frameworks = Frameworks {
         "pandas==2.2.2",
         "scikit-learn==1.5.1",
         "matplotlib==3.9.2",
+        "tqdm==4.66.4",
     ],
-    import_check: "import tensorflow as tf, keras, torch, torchvision, pandas, sklearn, matplotlib; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__, 'torchvision', torchvision.__version__, 'pandas', pandas.__version__, 'scikit-learn', sklearn.__version__)",
+    import_check: "import tensorflow as tf, keras, torch, torchvision, pandas, sklearn, matplotlib, tqdm; print('tensorflow', tf.__version__, 'keras', keras.__version__, 'torch', torch.__version__, 'torchvision', torchvision.__version__, 'pandas', pandas.__version__, 'scikit-learn', sklearn.__version__)",
     size: "about 6 GB",
 };
 

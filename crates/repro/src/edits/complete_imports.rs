@@ -189,6 +189,26 @@ mod tests {
     }
 
     #[test]
+    fn the_framework_table_names_each_public_name_once_per_framework() {
+        let mut seen = std::collections::BTreeSet::new();
+        for line in FRAMEWORK_NAMES.lines() {
+            let (name, module) = line
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("not `name<TAB>module`: {line}"));
+            assert!(
+                name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with('_'),
+                "{line}"
+            );
+            assert!(
+                ["tensorflow", "torch", "sklearn"].contains(&framework_of(module)),
+                "{line}"
+            );
+            assert!(seen.insert((framework_of(module), name)), "listed twice: {line}");
+        }
+        assert!(seen.len() > 1000, "{} names", seen.len());
+    }
+
+    #[test]
     fn keras_layers_get_their_import_and_torch_modules_do_not() {
         let mut code = "model = Sequential()\nmodel.add(Conv2D(8, (3, 3)))\nmodel.add(Dropout(0.2))\n".to_owned();
         let edit = complete_imports(&mut code).unwrap();
