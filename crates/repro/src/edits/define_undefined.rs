@@ -37,9 +37,12 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> O
             shape_literal(&shape)
         ))
     } else if labels.contains(&lower.as_str()) {
-        let classes = class_count(code, name).or_else(|| softmax_units(code)).unwrap_or(2);
+        // Labels the code one-hot encodes itself stay indices; else a categorical loss
+        // takes them one-hot.
+        let encoded = class_count(code, name);
+        let classes = encoded.or_else(|| softmax_units(code)).unwrap_or(2);
         let indices = format!("np.random.default_rng(1).integers(0, {classes}, size={rows})");
-        if CATEGORICAL_LOSS.is_match(code) && class_count(code, name).is_none() {
+        if encoded.is_none() && CATEGORICAL_LOSS.is_match(code) {
             Some(format!("{name} = np.eye({classes})[{indices}]"))
         } else {
             Some(format!("{name} = {indices}"))
@@ -75,16 +78,17 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> O
     }
 }
 
-/// A loss that takes one-hot targets (not the sparse one, which takes indices).
+/// A loss that takes one-hot targets (not the sparse one, which takes indices: no word
+/// boundary inside `sparse_categorical_crossentropy` or `SparseCategoricalCrossentropy`).
 static CATEGORICAL_LOSS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?:^|[^_])\bcategorical_crossentropy\b|\bCategoricalCrossentropy\("));
+    LazyLock::new(|| re(r"\bcategorical_crossentropy\b|\bCategoricalCrossentropy\("));
 
 /// The usual value of a setting a snippet leaves undefined, by its (lower-case) name: a
 /// learning rate, a GPU count (none in the sandbox), a dropout rate, an input shape (the
 /// data's, without its batch axis), a class count, or a size (16).
 fn setting_value(lower: &str, shape: &[usize], code: &str) -> Option<String> {
     static LEARNING_RATE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^(?:lr|lrate|eta|alpha|learn_?rate|learning_?rate)$|_lr$|^lr_|learning_rate"));
+        LazyLock::new(|| re(r"^(?:lr|lrate|eta|alpha|learn_?rate)$|_lr$|^lr_|learning_?rate"));
     static COUNT: LazyLock<Regex> = LazyLock::new(|| {
         re(
             r"^(?:n|num|number|max|total)_\w+$|^(?:hidden|units|dim|maxlen|vocab|latent_dim)$|_(?:size|dim|dims|units|len|length|tokens|features|layers|channels|hidden|heads|filters|words)$|^n(?:gf|df|z|c|h)$",
@@ -341,6 +345,19 @@ mod tests {
         assert_eq!(
             synthetic_definition("y_train", &[32, 4], categorical).unwrap(),
             "y_train = np.eye(3)[np.random.default_rng(1).integers(0, 3, size=32)]"
+        );
+        let sparse_class =
+            "Dense(3, activation='softmax')\nmodel.compile(loss=keras.losses.SparseCategoricalCrossentropy())\n";
+        assert!(
+            synthetic_definition("y", &[32, 4], sparse_class)
+                .unwrap()
+                .starts_with("y = np.random")
+        );
+        // Labels the code one-hot encodes itself stay class indices under a categorical loss.
+        let encoded = "Y = to_categorical(y, 4)\nmodel.compile(loss='categorical_crossentropy')\n";
+        assert_eq!(
+            synthetic_definition("y", &[32, 4], encoded).unwrap(),
+            "y = np.random.default_rng(1).integers(0, 4, size=32)"
         );
     }
 
