@@ -140,12 +140,18 @@ pub(crate) fn first_use_statement(code: &str, name: &str) -> Option<usize> {
 /// the name before anything binds it, though it binds it at module level.
 pub(crate) fn reads_itself_first(code: &str, name: &str) -> bool {
     let word = word(name);
-    let assignment = re(&format!(r"^{}\s*(?::[^=\n]*)?=([^=].*)$", regex::escape(name)));
+    let assignment = re(&format!(r"^{}\s*(?::[^=\n]*)?=[^=]", regex::escape(name)));
     let stripped = strip_strings(code);
     let Some(line) = stripped.lines().find(|l| word.is_match(l)) else {
         return false;
     };
-    assignment.captures(line).is_some_and(|c| word.is_match(&c[1]))
+    assignment.is_match(line) && value_reads(line, &word)
+}
+
+/// Whether the value of an assignment line (after its first `=`) reads `word`:
+/// `x = x.reshape(…)` needs `x` before it can bind it.
+pub(crate) fn value_reads(line: &str, word: &Regex) -> bool {
+    line.split_once('=').is_some_and(|(_, value)| word.is_match(value))
 }
 
 /// Inserts `text` (definitions of `names`) after the imports, or before the first statement

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::code::{
     UNSTATED_SHAPE, add_imports, defines, defines_at_module_level, insert_before_use, re, reads_itself_first,
-    shape_literal, word,
+    shape_literal, value_reads, word,
 };
 use super::complete_imports::{framework_import, import_for};
 use super::hoist_main_blocks::split_entry_point;
@@ -185,7 +185,7 @@ fn project_definition(project: &Project, name: &str) -> Option<String> {
     let block = Regex::new(&format!(r"(?m)^(?:def|class)\s+{n}\b")).ok()?;
     let word = word(name);
     // `x = x.reshape(…)` defines nothing: it needs `x` itself.
-    let reads_itself = |line: &str| line.split_once('=').is_some_and(|(_, value)| word.is_match(value));
+    let reads_itself = |line: &str| value_reads(line, &word);
     for file in project.python_files() {
         if let Some(m) = assignment.find_iter(&file.text).find(|m| !reads_itself(m.as_str())) {
             let line = m.as_str().trim_end();

@@ -20,7 +20,7 @@ use super::llm::extract_code;
 use crate::checks::RuffDiagnostic;
 use crate::edits::{
     add_imports, define_undefined, defines, defines_at_module_level, first_use_statement, inferred_shape,
-    strip_strings, word,
+    strip_strings, value_reads, word,
 };
 use crate::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
 use replayground_exec::sandbox::BoxFuture;
@@ -174,7 +174,7 @@ fn rename_case_variant(code: &mut String, name: &str) -> Option<String> {
     let assigns_its_use = crate::edits::re(&format!(r"(?m)^\s*{}\s*(?::[^=\n]*)?=[^=]", regex::escape(target)));
     let self_reference = code
         .lines()
-        .any(|line| assigns_its_use.is_match(line) && word.is_match(line.split_once('=').map_or("", |(_, v)| v)));
+        .any(|line| assigns_its_use.is_match(line) && value_reads(line, &word));
     if (*is_variable && looks_like_class(name)) || self_reference {
         return None;
     }
