@@ -143,6 +143,9 @@ pub enum Command {
     Eval(neural::commands::EvalArgs),
     /// Redraw a training run's loss curve (DIR/loss.png from DIR/loss.csv).
     PlotLoss(neural::commands::PlotLossArgs),
+    /// Check that the neural debugger's decoding bounds admit every real step of corpus
+    /// trajectories; prints how much they bound (JSON) and fails on a refusal.
+    CheckBounds(neural::commands::CheckBoundsArgs),
     /// Reproduce a bug report (RepGen): restructure, plan, generate and check candidate
     /// scripts in the sandbox; streams progress (or JSON lines) and writes the final script.
     Repro(crate::repro::cli::ReproArgs),
@@ -402,6 +405,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Eval(args) => neural::commands::eval(args, cli.options.sandbox()?, &cli.options.python).await,
         Command::PlotLoss(args) => neural::commands::plot_loss(&args),
+        Command::CheckBounds(args) => neural::commands::check_bounds(&args),
         Command::BenchRepro(args) => {
             crate::repro::bench::command(&args, cli.options.sandbox()?, &cli.options.python).await
         }

@@ -152,7 +152,7 @@ pub fn normalize_state(state: &State) -> State {
 }
 
 /// The variables a state line shows: the globals at module level, else the locals.
-fn shown_vars(state: &State) -> &[(String, String)] {
+pub fn shown_vars(state: &State) -> &[(String, String)] {
     let vars = if state.depth == Some(0) {
         &state.globals
     } else {

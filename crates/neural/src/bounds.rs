@@ -16,13 +16,15 @@
 //!
 //! [`StateTree::step`]: replayground_shared::StateTree::step
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
-use replayground_shared::trace_lang::{Direction, Trajectory};
+use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
 
 mod code;
+mod effects;
 mod flow;
+mod literal;
 mod scan;
 
 pub use code::CodeFacts;
@@ -163,6 +165,14 @@ struct Kept {
     /// When the answer is the frame's next event after a line event: the only names it
     /// can show besides these.
     fresh: Option<HashSet<Vec<u8>>>,
+    /// Values the statement that ran fixes, as the JSON string's contents: `..` for a
+    /// name it cannot change, the repr its text gives a name it binds (a literal, a
+    /// `def`, a plain `class`).
+    values: HashMap<Vec<u8>, Vec<u8>>,
+    /// Names the statement that ran binds whenever it completes, and the lines it spans:
+    /// a line event past them, or the frame's return, shows them all.
+    required: Vec<Vec<u8>>,
+    statement_lines: BTreeSet<u32>,
 }
 
 impl Kept {
@@ -178,6 +188,9 @@ impl Kept {
             names: vars.as_ref()?.0.iter().map(|(n, _)| n.as_bytes().to_vec()).collect(),
             appended,
             fresh: None,
+            values: HashMap::new(),
+            required: Vec::new(),
+            statement_lines: BTreeSet::new(),
         })
     }
 }
@@ -222,7 +235,10 @@ impl Bounds {
                 && later
                     .iter()
                     .all(|a| matches!(a, Action::StepInto | Action::StepOver | Action::StepReturn));
-            kept.fresh = bounds.fresh_after(&prefix.steps[m].state, next_event);
+            // `..` is written against the state just before the answer: the module's
+            // only when nothing ran in between.
+            let previous = (m + 1 == prefix.steps.len()).then_some(&prefix.steps[m].state);
+            bounds.after_statement(&mut kept, &prefix.steps[m].state, previous, action, next_event);
             bounds.kept.retain(|k| k.depth != 0);
             bounds.kept.push(kept);
         }
@@ -269,7 +285,7 @@ impl Bounds {
                 && let Some(mut kept) = Kept::of(from, module)
             {
                 let next_event = breakpoints.is_empty() && matches!(action, Action::StepInto | Action::StepOver);
-                kept.fresh = bounds.fresh_after(from, next_event);
+                bounds.after_statement(&mut kept, from, Some(from), action, next_event);
                 bounds.kept.push(kept);
             }
         }
@@ -282,13 +298,91 @@ impl Bounds {
         direction == Direction::Forward && self.facts.as_ref().is_some_and(|f| f.names_kept)
     }
 
-    /// The names the frame of `from` can newly show at its next event (`next_event`:
-    /// when the answer is that).
-    fn fresh_after(&self, from: &State, next_event: bool) -> Option<HashSet<Vec<u8>>> {
-        if !next_event || from.event != StopKind::Line {
-            return None;
+    /// At the frame's next event after the line event `from` (`next_event`: when the
+    /// answer is that), fills in `kept`: the names it can newly show and those it must,
+    /// and the values the statement that ran fixes. `previous`: the state just before the
+    /// answer, when it is `from` (`..` refers to it); otherwise reprs are written out.
+    fn after_statement(
+        &self,
+        kept: &mut Kept,
+        from: &State,
+        previous: Option<&State>,
+        action: Action,
+        next_event: bool,
+    ) {
+        let facts = self.facts.as_ref();
+        let effects = facts
+            .zip(from.line.zip(from.function.as_deref()))
+            .filter(|_| next_event && from.event == StopKind::Line)
+            .and_then(|(facts, (line, function))| facts.effects(function, line));
+        let (Some(facts), Some(effects)) = (facts, effects) else {
+            return;
+        };
+        let shown = trace_lang::shown_vars(from);
+        let old = |name: &str| {
+            shown
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, r)| trace_lang::normalize_repr(r))
+        };
+        let bound = |name: &str| effects.bindings.iter().filter(|b| b.name == name).count();
+        for binding in &effects.bindings {
+            let name = binding.name.as_bytes().to_vec();
+            // A name `global` or `nonlocal` sends to another frame is not this one's.
+            if binding.certain && !facts.declared.contains(&binding.name) && !kept.required.contains(&name) {
+                kept.required.push(name.clone());
+            }
+            let Some(repr) = binding.repr.as_deref().map(trace_lang::normalize_repr) else {
+                continue;
+            };
+            let before = old(&binding.name);
+            // Bound twice, or written over several lines (a line event may come before
+            // the name is rebound): left to the model.
+            if bound(&binding.name) > 1 || (binding.multiline && before.is_some()) {
+                continue;
+            }
+            let value = match previous {
+                Some(_) if before.as_deref() == Some(repr.as_str()) => trace_lang::UNCHANGED.to_owned(),
+                _ => repr,
+            };
+            kept.values.insert(name, json_contents(&value));
         }
-        self.facts.as_ref()?.fresh_names(from.line?)
+        // Nothing else changes: no code the step would stop in ran, and a step over hid
+        // none either; nothing changed in place (an augmented assignment to a list, a
+        // read from a `defaultdict`).
+        let hidden = action != Action::StepInto && effects.operates && facts.program.hidden_code;
+        let mutated = effects
+            .augmented
+            .iter()
+            .any(|name| old(name).is_some_and(|r| !immutable(&r)))
+            || effects
+                .subscripted
+                .iter()
+                .any(|name| old(name).is_none_or(|r| r.starts_with("defaultdict(")));
+        if previous.is_some() && effects.inert && !hidden && !mutated {
+            for (name, _) in shown {
+                if bound(name) == 0 && !facts.declared.contains(name) {
+                    kept.values
+                        .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
+                }
+            }
+        }
+        kept.fresh = Some(facts.fresh_names(&effects));
+        kept.statement_lines = effects.lines;
+    }
+
+    /// How many variables of `state`'s frame these bounds fix the value of (before the
+    /// model writes anything): what a checker reports.
+    pub fn fixed_values(&self, state: &State) -> usize {
+        let (Some(depth), Some(function)) = (state.depth, state.function.as_deref()) else {
+            return 0;
+        };
+        self.kept_for(depth, function).map_or(0, |k| {
+            trace_lang::shown_vars(state)
+                .iter()
+                .filter(|(name, _)| k.values.contains_key(name.as_bytes()))
+                .count()
+        })
     }
 
     fn kept_for(&self, depth: u32, function: &str) -> Option<&Kept> {
@@ -308,6 +402,8 @@ impl Bounds {
             keys: Vec::new(),
             kept: None,
             next_kept: 0,
+            value: None,
+            value_at: 0,
         }
     }
 
@@ -418,6 +514,24 @@ impl Bounds {
                 })
         })
     }
+}
+
+/// A value as the trace language writes it inside a JSON string.
+fn json_contents(value: &str) -> Vec<u8> {
+    let quoted = serde_json::to_string(value).expect("a string always serialises");
+    quoted[1..quoted.len() - 1].replace("<|", "\\u003c|").into_bytes()
+}
+
+/// Whether a repr is of a value no other name can share and see changed: a number, a
+/// string, `True`/`False`/`None` or a tuple.
+fn immutable(repr: &str) -> bool {
+    let first = repr.chars().next().unwrap_or(' ');
+    first.is_ascii_digit()
+        || first == '\''
+        || first == '"'
+        || first == '('
+        || (first == '-' && repr[1..].starts_with(|c: char| c.is_ascii_digit()))
+        || matches!(repr, "True" | "False" | "None")
 }
 
 /// The shapes `action` allows from `from`.

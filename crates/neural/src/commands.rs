@@ -387,6 +387,59 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `check-bounds`: corpora of real trajectories to check the decoding bounds against.
+#[derive(Debug, Clone, Args)]
+pub struct CheckBoundsArgs {
+    /// Trajectory files (a corpus's `train.jsonl`, `heldout.jsonl`, …).
+    #[arg(required = true, value_name = "JSONL")]
+    pub data: Vec<PathBuf>,
+    /// Refusals printed in full.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub show: usize,
+}
+
+/// Checks that the decoding bounds admit every real step of the trajectories in
+/// `args.data`; prints how many steps they bound and how many values they fix (JSON), and
+/// fails when one is refused.
+pub fn check_bounds(args: &CheckBoundsArgs) -> anyhow::Result<ExitCode> {
+    let (mut steps, mut refused, mut bounded, mut values, mut fixed) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    for path in &args.data {
+        for trajectory in super::eval::load_trajectories(path)? {
+            for e in super::eval::examples(&trajectory)? {
+                let bounds = super::bounds::Bounds::after(&e.prefix, e.step_action);
+                let truth = replayground_shared::trace_lang::state_text(&e.expected, Some(&e.previous))?;
+                steps += 1;
+                bounded += usize::from(!bounds.admits("<|line|>100000 0 <module> <|vars|>{}"));
+                let shown = replayground_shared::trace_lang::shown_vars(&e.expected).len();
+                values += shown;
+                fixed += bounds.fixed_values(&e.expected).min(shown);
+                if !bounds.admits(&truth) {
+                    refused += 1;
+                    if refused <= args.show {
+                        eprintln!(
+                            "refused: {truth}\n  {} after {:?}\n{}\n",
+                            e.action, e.previous, trajectory.code
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let summary = serde_json::json!({
+        "steps": steps,
+        "refused": refused,
+        "bounded": bounded,
+        "values": values,
+        "values_fixed": fixed,
+    });
+    writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&summary)?)?;
+    Ok(if refused == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 /// Redraws `loss.png` from `loss.csv`.
 pub fn plot_loss(args: &PlotLossArgs) -> anyhow::Result<ExitCode> {
     let path = super::plot::plot_dir(&args.dir)?;

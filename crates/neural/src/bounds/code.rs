@@ -1,11 +1,12 @@
 //! What the program's text says about every state of its runs: the lines that hold
 //! code, the scopes a frame can run and the names each can bind (tree-sitter, never a run).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 use replayground_shared::{State, StopKind};
 use tree_sitter::Node;
 
+use super::effects::{self, Effects, Program};
 use super::flow;
 
 /// The name the module's frame carries.
@@ -60,10 +61,10 @@ pub struct CodeFacts {
     /// Whether a frame, once it shows a name, shows it from then on: no `del`, no
     /// `except ... as` (whose name Python unbinds), nothing that binds names dynamically.
     pub(super) names_kept: bool,
-    /// The identifiers written on each line.
-    pub(super) names_by_line: BTreeMap<u32, Vec<String>>,
     /// Names a `global` or `nonlocal` statement lets another frame bind.
     pub(super) declared: HashSet<String>,
+    /// What the whole program says about code that can run unseen.
+    pub(super) program: Program,
     pub(super) tree: tree_sitter::Tree,
     pub(super) source: String,
 }
@@ -99,26 +100,44 @@ impl CodeFacts {
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
         let names_kept = names_known && !unbinds(root);
-        let (names_by_line, declared) = identifiers(root, source);
+        let declared = declared_names(root, source);
+        let program = Program::new(root, source);
         Some(Self {
             scopes,
             code_lines,
             names_known,
             names_kept,
-            names_by_line,
             declared,
+            program,
             tree,
             source: code.to_owned(),
         })
     }
 
+    /// What runs between a line event at `line` and its frame's next event does to the
+    /// frame: the statement there, or the header of the compound statement it starts.
+    pub(super) fn effects(&self, function: &str, line: u32) -> Option<Effects> {
+        // A class body's frame shows what the tracer keeps of its namespace, and starts
+        // on its own header line: not bounded here.
+        if self.scopes_named(function, line).any(|s| !s.bounded_names) {
+            return None;
+        }
+        // A comprehension's or lambda's frame runs part of a line whose statement binds
+        // in the frame around it: not bounded here either.
+        if function.starts_with('<') && function != MODULE {
+            return None;
+        }
+        let root = self.tree.root_node();
+        let lines = flow::ran_lines(root, line)?;
+        effects::effects(root, self.source.as_bytes(), &lines, &self.program)
+    }
+
     /// The names a frame can newly show at its next event after a line event at `line`:
-    /// those the statement there writes, and those other frames may bind in it
-    /// (`global`, `nonlocal`).
-    pub(super) fn fresh_names(&self, line: u32) -> Option<HashSet<Vec<u8>>> {
-        let lines = flow::ran_lines(self.tree.root_node(), line)?;
-        let written = lines.iter().filter_map(|l| self.names_by_line.get(l)).flatten();
-        Some(written.chain(&self.declared).map(|n| n.as_bytes().to_vec()).collect())
+    /// those the statement there binds, and those other frames may bind in it (`global`,
+    /// `nonlocal`).
+    pub(super) fn fresh_names(&self, effects: &Effects) -> HashSet<Vec<u8>> {
+        let bound = effects.bindings.iter().map(|b| &b.name);
+        bound.chain(&self.declared).map(|n| n.as_bytes().to_vec()).collect()
     }
 
     /// The lines the same frame's next line event can be at after `from` (a line or
@@ -203,7 +222,7 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 // A coroutine is resumed like a generator.
                 generator: kind == "generator_expression"
                     || (kind == "function_definition"
-                        && (yields(node) || node.child(0).is_some_and(|c| c.kind() == "async"))),
+                        && (effects::yields(node) || node.child(0).is_some_and(|c| c.kind() == "async"))),
             });
         }
         let mut cursor = node.walk();
@@ -218,27 +237,19 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
     }
 }
 
-/// The identifiers on each line, and the names `global` and `nonlocal` statements declare.
-fn identifiers(root: Node<'_>, source: &[u8]) -> (BTreeMap<u32, Vec<String>>, HashSet<String>) {
-    let mut by_line: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+/// The names `global` and `nonlocal` statements declare.
+fn declared_names(root: Node<'_>, source: &[u8]) -> HashSet<String> {
     let mut declared = HashSet::new();
     let mut stack = vec![(root, false)];
     while let Some((node, in_declaration)) = stack.pop() {
-        if node.kind() == "identifier" {
-            let text = node.utf8_text(source).unwrap_or_default().to_owned();
-            if in_declaration {
-                declared.insert(text.clone());
-            }
-            by_line
-                .entry(line_of(node.start_position().row))
-                .or_default()
-                .push(text);
+        if in_declaration && node.kind() == "identifier" {
+            declared.insert(node.utf8_text(source).unwrap_or_default().to_owned());
         }
         let declaration = in_declaration || matches!(node.kind(), "global_statement" | "nonlocal_statement");
         let mut cursor = node.walk();
         stack.extend(node.children(&mut cursor).map(|c| (c, declaration)));
     }
-    (by_line, declared)
+    declared
 }
 
 /// Whether the program unbinds a name: `del`, or an `except ... as NAME` handler.
@@ -263,21 +274,4 @@ fn unbinds(root: Node<'_>) -> bool {
 
 pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
-}
-
-/// Whether a function's own body (not a nested function's) yields.
-fn yields(function: Node<'_>) -> bool {
-    let mut stack = vec![function];
-    while let Some(node) = stack.pop() {
-        if node.kind() == "yield" {
-            return true;
-        }
-        let nested =
-            node.id() != function.id() && matches!(node.kind(), "function_definition" | "lambda" | "class_definition");
-        if !nested {
-            let mut cursor = node.walk();
-            stack.extend(node.children(&mut cursor));
-        }
-    }
-    false
 }

@@ -377,9 +377,13 @@ pub(super) fn after_call(root: Node<'_>, source: &[u8], function: &str, line: u3
 /// The lines of what runs between a line event at `line` and its frame's next event: the
 /// statement there, or the header of the compound statement it starts.
 pub(super) fn ran_lines(root: Node<'_>, line: u32) -> Lines {
-    let deepest = *statements_at(root, line).last()?;
+    let mut deepest = *statements_at(root, line).last()?;
     if !is_compound(deepest) {
         return Some(span(deepest));
+    }
+    // A decorated definition runs its decorators' lines again after its `def` line.
+    if let Some(decorated) = deepest.parent().filter(|p| p.kind() == "decorated_definition") {
+        deepest = decorated;
     }
     let header = header_of(deepest);
     header.contains(&line).then_some(header)

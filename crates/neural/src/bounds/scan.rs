@@ -43,6 +43,9 @@ pub struct Scan<'b> {
     /// The names this frame must show again, and how many of them are written.
     pub(super) kept: Option<&'b Kept>,
     pub(super) next_kept: usize,
+    /// The value the bounds fix for the variable being written, and how much of it is.
+    pub(super) value: Option<&'b [u8]>,
+    pub(super) value_at: usize,
 }
 
 impl Scan<'_> {
@@ -78,7 +81,8 @@ impl Scan<'_> {
                 };
                 self.event = Some(event);
                 self.stage = Stage::Line;
-                bounds.live(event).next().is_some()
+                // Only an event some line of the code can have (a shape may allow none).
+                bounds.live(event).next().is_some() && bounds.admits_line_prefix(event, &[])
             }
             Stage::Line | Stage::Depth | Stage::Function if b != b' ' => {
                 self.word.push(b);
@@ -134,6 +138,8 @@ impl Scan<'_> {
                 {
                     self.next_kept += 1;
                 }
+                self.value = self.kept.and_then(|k| k.values.get(&key)).map(Vec::as_slice);
+                self.value_at = 0;
                 self.keys.push(key);
                 self.stage = Stage::AfterKey;
                 admitted
@@ -149,6 +155,19 @@ impl Scan<'_> {
                 true
             }
             Stage::Value { escaped } => {
+                if let Some(value) = self.value {
+                    // A fixed value: its bytes, then the closing quote.
+                    let Some(&due) = value.get(self.value_at) else {
+                        self.stage = Stage::BetweenEntries;
+                        self.value = None;
+                        return b == b'"';
+                    };
+                    self.value_at += 1;
+                    self.stage = Stage::Value {
+                        escaped: !escaped && due == b'\\',
+                    };
+                    return b == due;
+                }
                 self.stage = match (escaped, b) {
                     (false, b'\\') => Stage::Value { escaped: true },
                     (false, b'"') => Stage::BetweenEntries,
@@ -214,8 +233,16 @@ impl Scan<'_> {
             }
     }
 
-    /// Whether every name the frame must show again has been written.
+    /// Whether every name the frame must show again has been written, and, past the
+    /// statement that ran, every name it binds.
     fn kept_all(&self) -> bool {
-        self.kept.is_none_or(|k| self.next_kept >= k.names.len())
+        self.kept.is_none_or(|k| {
+            let completed = match self.event {
+                Some(StopKind::Line) => !k.statement_lines.contains(&self.line),
+                Some(StopKind::Return) => true,
+                _ => false,
+            };
+            self.next_kept >= k.names.len() && (!completed || k.required.iter().all(|name| self.keys.contains(name)))
+        })
     }
 }

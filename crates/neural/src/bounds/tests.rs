@@ -311,17 +311,17 @@ fn names_shown_before_are_shown_again_in_their_order() {
         ],
     );
     let over = Bounds::after(&prefix, Action::StepOver);
-    assert!(over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","b":"[1]","c":"2"}"#));
+    assert!(over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"..","b":"..","c":"2"}"#));
     assert!(
-        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","c":"2"}"#),
+        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"..","c":"2"}"#),
         "b dropped"
     );
     assert!(
-        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"b":"[1]","a":"1","c":"2"}"#),
+        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"b":"..","a":"..","c":"2"}"#),
         "order changed"
     );
     assert!(
-        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","c":"2","b":"[1]"}"#),
+        !over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"..","c":"2","b":".."}"#),
         "a new name first"
     );
     // Only what line 1 writes can be new at the next event.
@@ -397,4 +397,97 @@ fn assert_every_step_admitted(trajectory: &Trajectory) {
             trajectory.code
         );
     }
+}
+
+/// The bounds after one `step` from the line event `from` of `code`.
+fn after_one(code: &str, from: &str, step: Action) -> Bounds {
+    Bounds::after(&trajectory(code, &[(from, None)]), step)
+}
+
+#[test]
+fn a_def_binds_its_name_alone_with_the_functions_repr() {
+    let code = "def scale(n, k=2):\n    return n * k\n\n\nx = scale(3)\n";
+    let over = after_one(code, "<|line|>1 0 <module> <|vars|>{}", Action::StepOver);
+    assert!(over.admits(r#"<|line|>5 0 <module> <|vars|>{"scale":"<function scale>"}"#));
+    assert!(
+        !over.admits(r#"<|line|>5 0 <module> <|vars|>{"scale":"<function scale>","n":"3"}"#),
+        "a parameter is not the module's"
+    );
+    assert!(
+        !over.admits(r#"<|line|>5 0 <module> <|vars|>{"scale":"<function f>"}"#),
+        "the wrong repr"
+    );
+    assert!(
+        !over.admits("<|line|>5 0 <module> <|vars|>{}"),
+        "past the def, its name is bound"
+    );
+
+    let nested = "def outer():\n    def inner():\n        return 1\n    f = lambda: 2\n    return inner\n\n\nouter()\n";
+    let from = "<|line|>2 1 outer <|vars|>{}";
+    let over = after_one(nested, from, Action::StepOver);
+    assert!(over.admits(r#"<|line|>4 1 outer <|vars|>{"inner":"<function outer.<locals>.inner>"}"#));
+    assert!(!over.admits(r#"<|line|>4 1 outer <|vars|>{"inner":"<function inner>"}"#));
+    let from = r#"<|line|>4 1 outer <|vars|>{"inner":"<function outer.<locals>.inner>"}"#;
+    let over = after_one(nested, from, Action::StepOver);
+    assert!(over.admits(r#"<|line|>5 1 outer <|vars|>{"inner":"..","f":"<function outer.<locals>.<lambda>>"}"#));
+}
+
+#[test]
+fn a_literal_fixes_its_repr_and_an_inert_statement_changes_nothing_else() {
+    let code = "a = 1\nwords = ['x', \"it's\"]\nt, u = 2.50, None\nb = a + 1\nprint(a, b)\n";
+    let over = after_one(code, "<|line|>1 0 <module> <|vars|>{}", Action::StepOver);
+    assert!(over.admits(r#"<|line|>2 0 <module> <|vars|>{"a":"1"}"#));
+    assert!(!over.admits(r#"<|line|>2 0 <module> <|vars|>{"a":"1.0"}"#));
+    let over = after_one(code, r#"<|line|>2 0 <module> <|vars|>{"a":"1"}"#, Action::StepOver);
+    assert!(over.admits(r#"<|line|>3 0 <module> <|vars|>{"a":"..","words":"['x', \"it's\"]"}"#));
+    assert!(
+        !over.admits(r#"<|line|>3 0 <module> <|vars|>{"a":"2","words":"['x', \"it's\"]"}"#),
+        "a is unchanged"
+    );
+    let from = r#"<|line|>3 0 <module> <|vars|>{"a":"1","words":"['x']"}"#;
+    let over = after_one(code, from, Action::StepOver);
+    assert!(over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"..","words":"..","t":"2.5","u":"None"}"#));
+    // A computed value is the model's to write; the names it does not bind stay.
+    let from = r#"<|line|>4 0 <module> <|vars|>{"a":"1","words":"['x']","t":"2.5","u":"None"}"#;
+    let over = after_one(code, from, Action::StepOver);
+    assert!(over.admits(r#"<|line|>5 0 <module> <|vars|>{"a":"..","words":"..","t":"..","u":"..","b":"7"}"#));
+    assert!(!over.admits(r#"<|line|>5 0 <module> <|vars|>{"a":"1","words":"..","t":"..","u":"..","b":"2"}"#));
+    // An exception on the line may come before the binding.
+    assert!(over.admits(r#"<|exception|>4 0 <module> <|vars|>{"a":"..","words":"..","t":"..","u":".."} <|value|>"E""#));
+}
+
+#[test]
+fn calls_stores_and_hidden_methods_leave_values_to_the_model() {
+    let code = "xs = [1]\nys = xs\nxs.append(2)\nys[0] = 5\nn = len(xs)\n";
+    let from = r#"<|line|>3 0 <module> <|vars|>{"xs":"[1]","ys":"[1]"}"#;
+    let over = after_one(code, from, Action::StepOver);
+    assert!(
+        over.admits(r#"<|line|>4 0 <module> <|vars|>{"xs":"[1, 2]","ys":"[1, 2]"}"#),
+        "a method call"
+    );
+    let from = r#"<|line|>4 0 <module> <|vars|>{"xs":"[1, 2]","ys":"[1, 2]"}"#;
+    let over = after_one(code, from, Action::StepOver);
+    assert!(
+        over.admits(r#"<|line|>5 0 <module> <|vars|>{"xs":"[5, 2]","ys":"[5, 2]"}"#),
+        "a store"
+    );
+    let from = r#"<|line|>5 0 <module> <|vars|>{"xs":"[5, 2]","ys":"[5, 2]"}"#;
+    let over = after_one(code, from, Action::StepOver);
+    assert!(
+        !over.admits(r#"<|line|>5 0 <module> <|vars|>{"xs":"[5]","ys":"..","n":"2"}"#),
+        "len changes nothing"
+    );
+
+    let code = "class V:\n    def __add__(self, o):\n        return self\n\n\nv = V()\nw = v + v\nprint(w)\n";
+    let from = r#"<|line|>7 0 <module> <|vars|>{"V":"<class '__main__.V'>","v":"<__main__.V object>"}"#;
+    let over = after_one(code, from, Action::StepOver);
+    assert!(
+        over.admits(r#"<|line|>8 0 <module> <|vars|>{"V":"<class 'x'>","v":"..","w":"<__main__.V object>"}"#),
+        "a step over may hide the program's own __add__"
+    );
+    let into = after_one(code, from, Action::StepInto);
+    assert!(
+        !into.admits(r#"<|line|>8 0 <module> <|vars|>{"V":"<class 'x'>","v":"..","w":"<__main__.V object>"}"#),
+        "a step into would have stopped in it"
+    );
 }
