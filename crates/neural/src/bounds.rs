@@ -151,6 +151,8 @@ pub struct Bounds {
     facts: Option<CodeFacts>,
     shapes: Vec<Shape>,
     kept: Vec<Kept>,
+    /// Whether the answer may be the end (not when stepping back from it).
+    end_possible: bool,
 }
 
 /// Names a frame showed before and must show again, in the same order.
@@ -202,6 +204,7 @@ impl Bounds {
             facts: None,
             shapes: vec![Shape::anywhere()],
             kept: Vec::new(),
+            end_possible: true,
         }
     }
 
@@ -263,6 +266,7 @@ impl Bounds {
             facts,
             shapes,
             kept: Vec::new(),
+            end_possible: !(direction == Direction::Inverse && from.is_some_and(|f| f.event == StopKind::End)),
         };
         if let Some(from) = from.filter(|_| bounds.keeps_names(direction)) {
             let generator = from.function.as_deref().zip(from.line).is_none_or(|(f, line)| {
@@ -288,6 +292,11 @@ impl Bounds {
                 bounds.after_statement(&mut kept, from, Some(from), action, next_event);
                 bounds.kept.push(kept);
             }
+        }
+        if let Some(from) = from.filter(|f| {
+            direction == Direction::Inverse && action == Action::ReverseStepInto && f.event == StopKind::Return
+        }) {
+            bounds.before_return(from);
         }
         bounds
     }
@@ -348,27 +357,41 @@ impl Bounds {
             kept.values.insert(name, json_contents(&value));
         }
         // Nothing else changes: no code the step would stop in ran, and a step over hid
-        // none either; nothing changed in place (an augmented assignment to a list, a
-        // read from a `defaultdict`).
+        // none either.
         let hidden = action != Action::StepInto && effects.operates && facts.program.hidden_code;
-        let mutated = effects
-            .augmented
-            .iter()
-            .any(|name| old(name).is_some_and(|r| !immutable(&r)))
-            || effects
-                .subscripted
-                .iter()
-                .any(|name| old(name).is_none_or(|r| r.starts_with("defaultdict(")));
-        if previous.is_some() && effects.inert && !hidden && !mutated {
-            for (name, _) in shown {
-                if bound(name) == 0 && !facts.declared.contains(name) {
-                    kept.values
-                        .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
-                }
+        if previous.is_some() && !hidden {
+            for name in untouched(facts, &effects, shown) {
+                kept.values
+                    .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
             }
         }
         kept.fresh = Some(facts.fresh_names(&effects));
         kept.statement_lines = effects.lines;
+    }
+
+    /// Stepping back from the return event `from`: the event before it in the same frame
+    /// (the line that returned, or its exception) shows no name `from` does not, and
+    /// every name the statement there cannot change is `..`. Nothing between the two
+    /// events ran code the tracer sees, or that would be the event before.
+    fn before_return(&mut self, from: &State) {
+        let Some(facts) = self.facts.as_ref().filter(|f| f.names_kept) else {
+            return;
+        };
+        let (Some(line), Some(function)) = (from.line, from.function.as_deref()) else {
+            return;
+        };
+        let effects = facts
+            .effects(function, line)
+            .filter(|_| !facts.may_be_generator(function, line));
+        let (Some(effects), Some(mut kept)) = (effects, Kept::of(from, false)) else {
+            return;
+        };
+        kept.fresh = Some(kept.names.drain(..).collect());
+        for name in untouched(facts, &effects, trace_lang::shown_vars(from)) {
+            kept.values
+                .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
+        }
+        self.kept.push(kept);
     }
 
     /// How many variables of `state`'s frame these bounds fix the value of (before the
@@ -437,7 +460,7 @@ impl Bounds {
                     let runs = if event == StopKind::Call {
                         scope.starts_at(line)
                     } else {
-                        scope.holds(line)
+                        facts.runs(scope, line)
                     };
                     let depth_fits = if scope.name == MODULE {
                         shape.admits_depth(0)
@@ -476,7 +499,7 @@ impl Bounds {
                 let runs = if event == StopKind::Call {
                     s.starts_at(line)
                 } else {
-                    s.holds(line)
+                    facts.runs(s, line)
                 };
                 runs && (s.name == MODULE) == (depth == 0)
             })
@@ -516,6 +539,35 @@ impl Bounds {
     }
 }
 
+/// The names of `shown` (a frame's variables on one side of a statement's run) that the
+/// statement cannot change, when it is inert: bound by nothing it runs, sent nowhere by
+/// `global`, and nothing changed in place (an augmented assignment to a list, a read
+/// from a `defaultdict`).
+fn untouched<'s>(facts: &CodeFacts, effects: &effects::Effects, shown: &'s [(String, String)]) -> Vec<&'s str> {
+    let old = |name: &str| {
+        shown
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| trace_lang::normalize_repr(r))
+    };
+    let mutated = effects
+        .augmented
+        .iter()
+        .any(|name| old(name).is_some_and(|r| !immutable(&r)))
+        || effects
+            .subscripted
+            .iter()
+            .any(|name| old(name).is_none_or(|r| r.starts_with("defaultdict(")));
+    if !effects.inert || mutated {
+        return Vec::new();
+    }
+    shown
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| !effects.bindings.iter().any(|b| b.name == *name) && !facts.declared.contains(*name))
+        .collect()
+}
+
 /// A value as the trace language writes it inside a JSON string.
 fn json_contents(value: &str) -> Vec<u8> {
     let quoted = serde_json::to_string(value).expect("a string always serialises");
@@ -542,11 +594,37 @@ fn shapes(
     breakpoints: &BTreeSet<u32>,
     facts: &CodeFacts,
 ) -> Vec<Shape> {
+    // A run's last event is its module's return (after an exception that ends it, too).
+    if direction == Direction::Inverse && action == Action::ReverseStepInto && from.event == StopKind::End {
+        return vec![Shape {
+            function: Some(MODULE.to_owned()),
+            ..Shape::depths(0, 0, Events::RETURN)
+        }];
+    }
     let (Some(depth), Some(line), Some(function)) = (from.depth, from.line, from.function.as_deref()) else {
         return vec![Shape::anywhere()];
     };
     if direction == Direction::Inverse {
+        let generator = facts.may_be_generator(function, line);
         return match action {
+            // Before a return: the statement that returned (its line, or its exception;
+            // a generator may return right after it resumed), or a callee's return.
+            Action::ReverseStepInto if from.event == StopKind::Return => {
+                let mut shapes = vec![Shape {
+                    lines: facts.statement_lines(line),
+                    ..Shape::frame_of(
+                        from,
+                        depth,
+                        Events::LINE
+                            .or(Events::EXCEPTION)
+                            .or(if generator { Events::CALL } else { Events::LINE }),
+                    )
+                }];
+                if facts.may_call(function, line) {
+                    shapes.push(Shape::depths(depth + 1, depth + 1, Events::RETURN));
+                }
+                shapes
+            }
             // The event before: this frame's, its caller's (at a call), or a callee's return.
             Action::ReverseStepInto => vec![
                 Shape::depths(0, depth, Events::ANY),
@@ -578,10 +656,13 @@ fn shapes(
             Shape::depths(0, depth, Events::ANY),
             Shape::depths(depth + 1, depth + 1, Events::CALL),
         ],
-        // Otherwise the very next event: a call one frame deeper, or this frame's.
+        // Otherwise the very next event: a call one frame deeper (when the statement
+        // can make one), or this frame's.
         Action::StepInto => {
             let mut shapes = same_frame();
-            shapes.push(Shape::depths(depth + 1, depth + 1, Events::CALL));
+            if from.event != StopKind::Line || facts.may_call(function, line) {
+                shapes.push(Shape::depths(depth + 1, depth + 1, Events::CALL));
+            }
             shapes
         }
         Action::StepOver | Action::StepReturn if generator => vec![Shape::anywhere()],

@@ -27,6 +27,10 @@ pub(super) struct Scope {
     /// The `def` or `class` line (after any decorators).
     pub(super) header: u32,
     pub(super) last: u32,
+    /// The first line of a `def`'s or `class`'s body: the lines from here to `last` run
+    /// in its frames, not in the frame around it (unless the body shares the header's
+    /// line). `None` for the module, lambdas and comprehensions.
+    pub(super) body_first: Option<u32>,
     /// Every identifier inside the scope's text (its nested scopes' too: their free
     /// variables are the scope's cells). A class body's names are not bounded: its
     /// metaclass may fill the namespace first (an `Enum` body starts with
@@ -93,6 +97,7 @@ impl CodeFacts {
             first: 1,
             header: 1,
             last: u32::try_from(code.lines().count()).unwrap_or(u32::MAX).max(1),
+            body_first: None,
             names: HashSet::new(),
             bounded_names: true,
             generator: false,
@@ -101,6 +106,7 @@ impl CodeFacts {
         collect_scopes(root, source, &mut scopes, &mut names_known);
         let names_kept = names_known && !unbinds(root);
         let declared = declared_names(root, source);
+        narrow_to_bindings(root, source, &mut scopes, &declared);
         let program = Program::new(root, source);
         Some(Self {
             scopes,
@@ -132,6 +138,19 @@ impl CodeFacts {
         effects::effects(root, self.source.as_bytes(), &lines, &self.program)
     }
 
+    /// Whether the statement at `line`, run by a frame of `function`, may run the
+    /// program's code (a call one frame deeper); true when the code cannot tell.
+    pub(super) fn may_call(&self, function: &str, line: u32) -> bool {
+        self.effects(function, line)
+            .is_none_or(|e| e.may_run_program_code(&self.program))
+    }
+
+    /// The lines of the statement (or compound header) that holds `line`; `None` when
+    /// the code cannot tell.
+    pub(super) fn statement_lines(&self, line: u32) -> Option<BTreeSet<u32>> {
+        flow::ran_lines(self.tree.root_node(), line)
+    }
+
     /// The names a frame can newly show at its next event after a line event at `line`:
     /// those the statement there binds, and those other frames may bind in it (`global`,
     /// `nonlocal`).
@@ -156,6 +175,20 @@ impl CodeFacts {
     /// only where a frame starts.
     pub(super) fn can_stop(&self, kind: StopKind, line: u32) -> bool {
         self.code_lines.contains(&line) && (kind != StopKind::Call || self.scopes.iter().any(|s| s.starts_at(line)))
+    }
+
+    /// Whether a frame of `scope` can stop at `line`: a line it holds outside the
+    /// bodies of the functions and classes defined in it.
+    pub(super) fn runs(&self, scope: &Scope, line: u32) -> bool {
+        scope.holds(line)
+            && !self.scopes.iter().any(|inner| {
+                inner.first >= scope.first
+                    && inner.last <= scope.last
+                    && !std::ptr::eq(inner, scope)
+                    && inner
+                        .body_first
+                        .is_some_and(|body| line > inner.header && (body..=inner.last).contains(&line))
+            })
     }
 
     /// The scopes a frame named `function` at `line` can be.
@@ -217,6 +250,10 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 first: line_of(outer.start_position().row),
                 header: line_of(node.start_position().row),
                 last: line_of(node.end_position().row),
+                body_first: node
+                    .child_by_field_name("body")
+                    .filter(|_| matches!(kind, "function_definition" | "class_definition"))
+                    .map(|b| line_of(b.start_position().row)),
                 names,
                 bounded_names: kind != "class_definition",
                 // A coroutine is resumed like a generator.
@@ -234,6 +271,47 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 scopes[scope].names.insert(name.clone());
             }
         }
+    }
+}
+
+/// Narrows the names of the module's and each function's frame from every identifier in
+/// its text to those it can hold: the module's globals are what its own statements bind
+/// and what `global` lets a function bind; a function's locals are its parameters, what
+/// its body binds, and the free variables it reads from enclosing functions.
+fn narrow_to_bindings(root: Node<'_>, source: &[u8], scopes: &mut [Scope], declared: &HashSet<String>) {
+    let mut module = effects::bound_names(root, source);
+    module.extend(declared.iter().cloned());
+    scopes[0].names.retain(|n| module.contains(n));
+    // Each function's own names, with its span, outermost first.
+    let mut functions: Vec<(usize, usize, usize, HashSet<String>)> = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "function_definition"
+            && let Some(at) = scopes.iter().position(|s| {
+                s.name
+                    == node
+                        .child_by_field_name("name")
+                        .and_then(|n| n.utf8_text(source).ok())
+                        .unwrap_or_default()
+                    && s.header == line_of(node.start_position().row)
+            })
+        {
+            let mut own = effects::parameter_names(node, source);
+            if let Some(body) = node.child_by_field_name("body") {
+                own.extend(effects::bound_names(body, source));
+            }
+            functions.push((at, node.start_byte(), node.end_byte(), own));
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    for (at, start, end, own) in &functions {
+        let enclosing: HashSet<&String> = functions
+            .iter()
+            .filter(|(other, s, e, _)| other != at && s <= start && end <= e)
+            .flat_map(|(_, _, _, names)| names)
+            .collect();
+        scopes[*at].names.retain(|n| own.contains(n) || enclosing.contains(n));
     }
 }
 

@@ -114,6 +114,17 @@ pub(crate) struct Effects {
     /// An operator, attribute, subscript, truth test or iteration is used, which can run
     /// the program's own methods (seen by a step into, hidden by a step over).
     pub(crate) operates: bool,
+    /// A frame of the program's own runs: a comprehension's, or a function or lambda a
+    /// builtin is handed.
+    pub(crate) calls_back: bool,
+}
+
+impl Effects {
+    /// Whether running the statements can run any of the program's code (a frame the
+    /// tracer sees), given what the whole `program` defines.
+    pub(crate) fn may_run_program_code(&self, program: &Program) -> bool {
+        !self.inert || self.calls_back || (self.operates && program.special_methods)
+    }
 }
 
 /// What the whole program's text says about code that statements can run unseen.
@@ -122,8 +133,11 @@ pub(crate) struct Program {
     /// Every name the program binds somewhere (a builtin it shadows is not the builtin).
     pub(crate) bound: HashSet<String>,
     /// Whether operators, attributes, truth tests or iteration can run the program's
-    /// code: it defines special methods, properties or generators.
+    /// code that may change something: it defines special methods (beyond `__init__`,
+    /// `__repr__`, `__str__`), properties or generators.
     pub(crate) hidden_code: bool,
+    /// Whether they can run any of the program's code: any special method at all.
+    pub(crate) special_methods: bool,
 }
 
 impl Program {
@@ -139,11 +153,13 @@ impl Program {
                     if (dunder && !QUIET_DUNDERS.contains(&name)) || yields(node) {
                         program.hidden_code = true;
                     }
+                    program.special_methods |= dunder || yields(node);
                 }
                 "decorator" => {
                     let decorator = text(Some(node), source);
                     if decorator.contains("property") || decorator.contains(".setter") {
                         program.hidden_code = true;
+                        program.special_methods = true;
                     }
                 }
                 "parameters" | "lambda_parameters" => {
@@ -158,6 +174,23 @@ impl Program {
         program.bound.extend(everything.bindings.into_iter().map(|b| b.name));
         program
     }
+}
+
+/// The names the statements under `node` bind in its frame (not in nested functions'
+/// or classes' frames; a comprehension's targets included).
+pub(crate) fn bound_names(node: Node<'_>, source: &[u8]) -> HashSet<String> {
+    let mut effects = Effects::default();
+    collect(node, source, None, &Program::default(), &mut effects, false);
+    effects.bindings.into_iter().map(|b| b.name).collect()
+}
+
+/// The identifiers a function's parameters list holds (its parameters' names, and any
+/// name a default or annotation reads).
+pub(crate) fn parameter_names(function: Node<'_>, source: &[u8]) -> HashSet<String> {
+    function
+        .child_by_field_name("parameters")
+        .map(|p| identifiers(p, source).into_iter().collect())
+        .unwrap_or_default()
 }
 
 /// The effects of the statements on `lines` (a line event's statement, or a compound
@@ -371,12 +404,15 @@ fn collect(
                 if !PURE_BUILTINS.contains(&name) || program.bound.contains(name) {
                     effects.inert = false;
                 }
-                // A builtin handed the program's own function runs it (`sorted(key=f)`).
-                let arguments = field("arguments").map(|a| identifiers(a, source)).unwrap_or_default();
-                if arguments.iter().any(|a| program.bound.contains(a))
-                    || text(field("arguments"), source).contains("lambda")
-                {
-                    effects.operates = true;
+                // A builtin reads its arguments through their special methods (`len`,
+                // iteration, `str`), and calls what it is handed as `key=` or a lambda.
+                effects.operates = true;
+                let arguments = field("arguments").map(|a| {
+                    let mut cursor = a.walk();
+                    a.named_children(&mut cursor).map(|c| c.kind()).collect::<Vec<_>>()
+                });
+                if arguments.is_some_and(|kinds| kinds.iter().any(|k| matches!(*k, "keyword_argument" | "lambda"))) {
+                    effects.calls_back = true;
                 }
             }
             "subscript" => {
@@ -386,6 +422,10 @@ fn collect(
                     // The object an expression gives may be a `defaultdict`.
                     None => effects.inert = false,
                 }
+            }
+            // A comprehension runs in a frame of its own.
+            "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
+                effects.calls_back = true;
             }
             "attribute"
             | "binary_operator"

@@ -6,6 +6,15 @@ use replayground_shared::trace_lang;
 
 use super::{Bounds, Kept};
 
+/// The markers a state line starts with, and their events (`None`: the end).
+const MARKERS: [(&[u8], Option<StopKind>); 5] = [
+    (b"<|call|>", Some(StopKind::Call)),
+    (b"<|line|>", Some(StopKind::Line)),
+    (b"<|return|>", Some(StopKind::Return)),
+    (b"<|exception|>", Some(StopKind::Exception)),
+    (trace_lang::END.as_bytes(), None),
+];
+
 /// Where a scan is in a state line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stage {
@@ -64,25 +73,27 @@ impl Scan<'_> {
         match self.stage {
             Stage::Marker => {
                 self.word.push(b);
+                // Only the marker of an event some line of the code can have (a shape
+                // may allow none), or the end (unless stepping back from it).
+                let admitted =
+                    |event: StopKind| bounds.live(event).next().is_some() && bounds.admits_line_prefix(event, &[]);
+                let fits = MARKERS.iter().any(|(marker, event)| {
+                    marker.starts_with(&self.word) && event.map_or(bounds.end_possible, admitted)
+                });
                 if !self.word.ends_with(b"|>") {
-                    return true;
+                    return fits;
                 }
                 let marker = std::mem::take(&mut self.word);
-                let event = match marker.as_slice() {
-                    b"<|call|>" => StopKind::Call,
-                    b"<|line|>" => StopKind::Line,
-                    b"<|return|>" => StopKind::Return,
-                    b"<|exception|>" => StopKind::Exception,
-                    m if m == trace_lang::END.as_bytes() => {
-                        self.stage = Stage::Done;
-                        return true;
+                match MARKERS.iter().find(|(m, _)| *m == marker.as_slice()) {
+                    Some((_, Some(event))) => {
+                        self.event = Some(*event);
+                        self.stage = Stage::Line;
                     }
-                    _ => return true,
-                };
-                self.event = Some(event);
-                self.stage = Stage::Line;
-                // Only an event some line of the code can have (a shape may allow none).
-                bounds.live(event).next().is_some() && bounds.admits_line_prefix(event, &[])
+                    Some((_, None)) => self.stage = Stage::Done,
+                    // Not a state's marker: the grammar refuses it.
+                    None => {}
+                }
+                fits
             }
             Stage::Line | Stage::Depth | Stage::Function if b != b' ' => {
                 self.word.push(b);

@@ -491,3 +491,54 @@ fn calls_stores_and_hidden_methods_leave_values_to_the_model() {
         "a step into would have stopped in it"
     );
 }
+
+#[test]
+fn stepping_back_from_the_end_or_a_return_stays_with_the_statement_that_returned() {
+    let code = "def half(x):\n    return x / 2\n\n\nh = half(4)\nprint(h)\n";
+    let backwards = |text: &str| {
+        let mut t = trajectory(code, &[(text, None)]);
+        t.direction = Direction::Inverse;
+        Bounds::after(&t, Action::ReverseStepInto)
+    };
+    let from_end = backwards("<|end|>");
+    assert!(from_end.admits(r#"<|return|>6 0 <module> <|vars|>{"half":"<function half>","h":"2.0"} <|value|>"None""#));
+    assert!(!from_end.admits(r#"<|line|>6 0 <module> <|vars|>{"half":"<function half>","h":"2.0"}"#));
+    assert!(!from_end.admits(r#"<|return|>2 1 half <|vars|>{"x":"4"} <|value|>"2.0""#));
+    assert!(
+        !from_end.scan().feed(b"<|line|"),
+        "refused before its last byte, leaving the decoder a choice"
+    );
+    assert!(from_end.scan().feed(b"<|return|"));
+    assert!(
+        !from_end.scan().feed(b"<|end|"),
+        "the end comes after the end of nothing"
+    );
+    assert!(
+        !from_end.admits(r#"<|return|>2 0 <module> <|vars|>{"half":"<function half>","h":"2.0"} <|value|>"None""#),
+        "the module never stops inside a function's body"
+    );
+
+    let from_return =
+        backwards(r#"<|return|>6 0 <module> <|vars|>{"half":"<function half>","h":"2.0"} <|value|>"None""#);
+    assert!(from_return.admits(r#"<|line|>6 0 <module> <|vars|>{"half":"..","h":".."}"#));
+    assert!(
+        !from_return.admits(r#"<|line|>6 0 <module> <|vars|>{"half":"..","h":"4"}"#),
+        "print changes nothing"
+    );
+    assert!(
+        !from_return.admits(r#"<|line|>5 0 <module> <|vars|>{"half":".."}"#),
+        "another line"
+    );
+    assert!(
+        !from_return.admits(r#"<|line|>6 0 <module> <|vars|>{"half":"..","y":"1"}"#),
+        "a name not shown after"
+    );
+
+    let from_callee =
+        backwards(r#"<|return|>5 0 <module> <|vars|>{"half":"<function half>","h":"2.0"} <|value|>"None""#);
+    assert!(from_callee.admits(r#"<|return|>2 1 half <|vars|>{"x":"4"} <|value|>"2.0""#));
+    assert!(
+        from_callee.admits(r#"<|line|>5 0 <module> <|vars|>{"half":".."}"#),
+        "h is not bound yet"
+    );
+}
