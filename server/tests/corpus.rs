@@ -89,6 +89,16 @@ async fn a_small_corpus_is_valid_disjoint_and_reproducible() {
         }
     }
 
+    // The decoding bounds admit every real step of every trajectory (`check-bounds`).
+    let check = replayground_server::neural::commands::CheckBoundsArgs {
+        data: vec![dir.path().join("train.jsonl"), dir.path().join("heldout.jsonl")],
+        show: 3,
+    };
+    assert_eq!(
+        replayground_server::neural::commands::check_bounds(&check).unwrap(),
+        std::process::ExitCode::SUCCESS
+    );
+
     let again = tempfile::tempdir().unwrap();
     assert_eq!(corpus(again.path(), 7).await, stats);
     for file in ["programs.jsonl", "train.jsonl", "heldout.jsonl"] {

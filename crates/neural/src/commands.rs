@@ -399,17 +399,20 @@ pub struct CheckBoundsArgs {
 }
 
 /// Checks that the decoding bounds admit every real step of the trajectories in
-/// `args.data`; prints how many steps they bound and how many values they fix (JSON), and
-/// fails when one is refused.
+/// `args.data`; prints how many steps they bound, how many values they fix and how many
+/// whole answers they force (JSON), and fails when one is refused.
 pub fn check_bounds(args: &CheckBoundsArgs) -> anyhow::Result<ExitCode> {
-    let (mut steps, mut refused, mut bounded, mut values, mut fixed) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut steps, mut refused, mut bounded, mut values, mut fixed, mut answered) = (0, 0, 0usize, 0, 0, 0usize);
     for path in &args.data {
         for trajectory in super::eval::load_trajectories(path)? {
             for e in super::eval::examples(&trajectory)? {
-                let bounds = super::bounds::Bounds::after(&e.prefix, e.step_action);
+                let guide = super::bounds::Guide::after(&e.prefix, e.step_action);
+                let bounds = &guide.bounds;
                 let truth = replayground_shared::trace_lang::state_text(&e.expected, Some(&e.previous))?;
                 steps += 1;
                 bounded += usize::from(!bounds.admits("<|line|>100000 0 <module> <|vars|>{}"));
+                let forced = super::decode::forced_answer(&guide).map(|s| normalize_state(&s));
+                answered += usize::from(forced.as_ref() == Some(&e.expected));
                 let shown = replayground_shared::trace_lang::shown_vars(&e.expected).len();
                 values += shown;
                 fixed += bounds.fixed_values(&e.expected).min(shown);
@@ -431,6 +434,7 @@ pub fn check_bounds(args: &CheckBoundsArgs) -> anyhow::Result<ExitCode> {
         "bounded": bounded,
         "values": values,
         "values_fixed": fixed,
+        "answered_by_bounds_alone": answered,
     });
     writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&summary)?)?;
     Ok(if refused == 0 {

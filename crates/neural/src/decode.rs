@@ -165,6 +165,18 @@ pub(crate) fn decode_state_line(
     })
 }
 
+/// The whole answer the grammar and `guide`'s bounds leave no choice about, when they
+/// force one: what the bounds answer without any model (the *bounds alone* baseline).
+pub fn forced_answer(guide: &Guide<'_>) -> Option<State> {
+    let mut machine = StateLineMachine::new();
+    let unchanged = UnchangedGuard::new(guide.previous);
+    let forced = forced_bytes(&machine, Some(&guide.bounds.scan()), &unchanged, &[]);
+    if !machine.feed(&forced) || !machine.is_done() {
+        return None;
+    }
+    parse_state(String::from_utf8_lossy(&forced).trim_end_matches('\n'), guide.previous).ok()
+}
+
 /// The bytes that must come next: each the only byte the grammar (and `scan`'s bounds,
 /// when bounded) accept after `written` and the bytes before it, up to the first choice
 /// or the end of the line.

@@ -4,8 +4,10 @@
 //! from the code, the real states before it and the action (teacher forcing), and
 //! scored by exact match after normalisation. Reported overall, per action and by
 //! horizon (the step's position in its trajectory), beside two baselines computed on
-//! the same examples: *copy* (the state does not change) and *next line* (the same
-//! state one line further). A model that does not beat them has learned nothing.
+//! the same examples: *copy* (the state does not change), *next line* (the same
+//! state one line further) and *bounds alone* (the answer the decoding bounds force
+//! with no model, when they force a whole one). A model that does not beat them has
+//! learned nothing.
 //! Beside exact match, each field of a state is scored on its own (event, line,
 //! function, depth, each variable, the value), so a model that gets the line right but
 //! a value wrong shows it. The same scoring serves the realistic benchmark
@@ -308,6 +310,12 @@ pub fn next_state(
             .entry("next_line")
             .or_default()
             .add(baseline_next_line(e) == e.expected);
+        let forced = super::decode::forced_answer(&guide).map(|s| normalize_state(&s));
+        report
+            .baselines
+            .entry("bounds_alone")
+            .or_default()
+            .add(forced.as_ref() == Some(&e.expected));
         on_progress(i + 1, all.len());
     }
     report.n = overall.n;

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use tree_sitter::Node;
 
-use super::code::line_of;
+use super::line_of;
 use super::literal;
 
 /// Builtins that change no variable and no object they are given (they may read them).
