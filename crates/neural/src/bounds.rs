@@ -175,6 +175,9 @@ struct Kept {
     /// a line event past them, or the frame's return, shows them all.
     required: Vec<Vec<u8>>,
     statement_lines: BTreeSet<u32>,
+    /// At the module: the last line of each top-level statement from the one it stopped
+    /// in on, with the names it always binds; a module event past that line shows them.
+    completed: Vec<(u32, Vec<Vec<u8>>)>,
 }
 
 impl Kept {
@@ -193,6 +196,7 @@ impl Kept {
             values: HashMap::new(),
             required: Vec::new(),
             statement_lines: BTreeSet::new(),
+            completed: Vec::new(),
         })
     }
 }
@@ -241,7 +245,11 @@ impl Bounds {
             // `..` is written against the state just before the answer: the module's
             // only when nothing ran in between.
             let previous = (m + 1 == prefix.steps.len()).then_some(&prefix.steps[m].state);
-            bounds.after_statement(&mut kept, &prefix.steps[m].state, previous, action, next_event);
+            let module_state = &prefix.steps[m].state;
+            bounds.after_statement(&mut kept, module_state, previous, action, next_event);
+            if let (Some(facts), Some(line), StopKind::Line) = (&bounds.facts, module_state.line, module_state.event) {
+                kept.completed = facts.completed_bindings(line);
+            }
             bounds.kept.retain(|k| k.depth != 0);
             bounds.kept.push(kept);
         }
@@ -360,7 +368,7 @@ impl Bounds {
         // none either.
         let hidden = action != Action::StepInto && effects.operates && facts.program.hidden_code;
         if previous.is_some() && !hidden {
-            for name in untouched(facts, &effects, shown) {
+            for name in facts.untouched(&effects, shown) {
                 kept.values
                     .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
             }
@@ -387,7 +395,7 @@ impl Bounds {
             return;
         };
         kept.fresh = Some(kept.names.drain(..).collect());
-        for name in untouched(facts, &effects, trace_lang::shown_vars(from)) {
+        for name in facts.untouched(&effects, trace_lang::shown_vars(from)) {
             kept.values
                 .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
         }
@@ -539,51 +547,10 @@ impl Bounds {
     }
 }
 
-/// The names of `shown` (a frame's variables on one side of a statement's run) that the
-/// statement cannot change, when it is inert: bound by nothing it runs, sent nowhere by
-/// `global`, and nothing changed in place (an augmented assignment to a list, a read
-/// from a `defaultdict`).
-fn untouched<'s>(facts: &CodeFacts, effects: &effects::Effects, shown: &'s [(String, String)]) -> Vec<&'s str> {
-    let old = |name: &str| {
-        shown
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, r)| trace_lang::normalize_repr(r))
-    };
-    let mutated = effects
-        .augmented
-        .iter()
-        .any(|name| old(name).is_some_and(|r| !immutable(&r)))
-        || effects
-            .subscripted
-            .iter()
-            .any(|name| old(name).is_none_or(|r| r.starts_with("defaultdict(")));
-    if !effects.inert || mutated {
-        return Vec::new();
-    }
-    shown
-        .iter()
-        .map(|(name, _)| name.as_str())
-        .filter(|name| !effects.bindings.iter().any(|b| b.name == *name) && !facts.declared.contains(*name))
-        .collect()
-}
-
 /// A value as the trace language writes it inside a JSON string.
 fn json_contents(value: &str) -> Vec<u8> {
     let quoted = serde_json::to_string(value).expect("a string always serialises");
     quoted[1..quoted.len() - 1].replace("<|", "\\u003c|").into_bytes()
-}
-
-/// Whether a repr is of a value no other name can share and see changed: a number, a
-/// string, `True`/`False`/`None` or a tuple.
-fn immutable(repr: &str) -> bool {
-    let first = repr.chars().next().unwrap_or(' ');
-    first.is_ascii_digit()
-        || first == '\''
-        || first == '"'
-        || first == '('
-        || (first == '-' && repr[1..].starts_with(|c: char| c.is_ascii_digit()))
-        || matches!(repr, "True" | "False" | "None")
 }
 
 /// The shapes `action` allows from `from`.

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use replayground_shared::trace_lang;
 use replayground_shared::{State, StopKind};
 use tree_sitter::Node;
 
@@ -143,6 +144,67 @@ impl CodeFacts {
     pub(super) fn may_call(&self, function: &str, line: u32) -> bool {
         self.effects(function, line)
             .is_none_or(|e| e.may_run_program_code(&self.program))
+    }
+
+    /// The names of `shown` (a frame's variables on one side of a statement's run) that the
+    /// statement cannot change, when it is inert: bound by nothing it runs, sent nowhere by
+    /// `global`, and nothing changed in place (an augmented assignment to a list, a read
+    /// from a `defaultdict`).
+    pub(super) fn untouched<'s>(&self, effects: &Effects, shown: &'s [(String, String)]) -> Vec<&'s str> {
+        let old = |name: &str| {
+            shown
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, r)| trace_lang::normalize_repr(r))
+        };
+        let mutated = effects
+            .augmented
+            .iter()
+            .any(|name| old(name).is_some_and(|r| !immutable(&r)))
+            || effects
+                .subscripted
+                .iter()
+                .any(|name| old(name).is_none_or(|r| r.starts_with("defaultdict(")));
+        if !effects.inert || mutated {
+            return Vec::new();
+        }
+        shown
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .filter(|name| !effects.bindings.iter().any(|b| b.name == *name) && !self.declared.contains(*name))
+            .collect()
+    }
+
+    /// The last line of each top-level statement from the one holding `line` on, with the
+    /// names it always binds. Top-level statements run in order, each to its end, so a
+    /// module event past one shows its names. Compound statements are left out (a
+    /// branch or a handler may skip a binding).
+    pub(super) fn completed_bindings(&self, line: u32) -> Vec<(u32, Vec<Vec<u8>>)> {
+        let root = self.tree.root_node();
+        let mut cursor = root.walk();
+        let top: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
+        top.into_iter()
+            .filter(|s| line_of(s.end_position().row) >= line)
+            .filter(|s| {
+                !matches!(
+                    s.kind(),
+                    "if_statement"
+                        | "for_statement"
+                        | "while_statement"
+                        | "try_statement"
+                        | "with_statement"
+                        | "match_statement"
+                )
+            })
+            .map(|s| {
+                let names = effects::certain_names(s, self.source.as_bytes());
+                (
+                    line_of(s.end_position().row),
+                    names.into_iter().map(String::into_bytes).collect(),
+                )
+            })
+            .filter(|(_, names): &(u32, Vec<Vec<u8>>)| !names.is_empty())
+            .collect()
     }
 
     /// The lines of the statement (or compound header) that holds `line`; `None` when
@@ -352,4 +414,16 @@ fn unbinds(root: Node<'_>) -> bool {
 
 pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
+}
+
+/// Whether a repr is of a value no other name can share and see changed: a number, a
+/// string, `True`/`False`/`None` or a tuple.
+fn immutable(repr: &str) -> bool {
+    let first = repr.chars().next().unwrap_or(' ');
+    first.is_ascii_digit()
+        || first == '\''
+        || first == '"'
+        || first == '('
+        || (first == '-' && repr[1..].starts_with(|c: char| c.is_ascii_digit()))
+        || matches!(repr, "True" | "False" | "None")
 }

@@ -184,6 +184,19 @@ pub(crate) fn bound_names(node: Node<'_>, source: &[u8]) -> HashSet<String> {
     effects.bindings.into_iter().map(|b| b.name).collect()
 }
 
+/// The names a statement binds whenever it completes, in order.
+pub(crate) fn certain_names(statement: Node<'_>, source: &[u8]) -> Vec<String> {
+    let mut effects = Effects::default();
+    collect(statement, source, None, &Program::default(), &mut effects, false);
+    let mut names: Vec<String> = Vec::new();
+    for binding in effects.bindings.into_iter().filter(|b| b.certain) {
+        if !names.contains(&binding.name) {
+            names.push(binding.name);
+        }
+    }
+    names
+}
+
 /// The identifiers a function's parameters list holds (its parameters' names, and any
 /// name a default or annotation reads).
 pub(crate) fn parameter_names(function: Node<'_>, source: &[u8]) -> HashSet<String> {

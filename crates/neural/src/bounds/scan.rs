@@ -253,7 +253,12 @@ impl Scan<'_> {
                 Some(StopKind::Return) => true,
                 _ => false,
             };
-            self.next_kept >= k.names.len() && (!completed || k.required.iter().all(|name| self.keys.contains(name)))
+            let past = |end: u32| self.line > end && self.event.is_some_and(|e| e != StopKind::Call);
+            self.next_kept >= k.names.len()
+                && (!completed || k.required.iter().all(|name| self.keys.contains(name)))
+                && k.completed
+                    .iter()
+                    .all(|(end, names)| !past(*end) || names.iter().all(|name| self.keys.contains(name)))
         })
     }
 }

@@ -542,3 +542,22 @@ fn stepping_back_from_the_end_or_a_return_stays_with_the_statement_that_returned
         "h is not bound yet"
     );
 }
+
+#[test]
+fn a_module_event_past_top_level_statements_shows_what_they_bind() {
+    let code = "a = 1\nb = [a]\n\n\ndef f():\n    return 2\n\n\nif a:\n    c = 3\nprint(a, b)\n";
+    let to_end = after_one(code, "<|line|>1 0 <module> <|vars|>{}", Action::Breakpoint(11));
+    assert!(to_end.admits(r#"<|line|>11 0 <module> <|vars|>{"a":"1","b":"[1]","f":"<function f>","c":"3"}"#));
+    assert!(
+        to_end.admits(r#"<|line|>11 0 <module> <|vars|>{"a":"1","b":"[1]","f":"<function f>"}"#),
+        "an if may skip"
+    );
+    assert!(
+        !to_end.admits(r#"<|line|>11 0 <module> <|vars|>{"a":"1","f":"<function f>"}"#),
+        "b was bound"
+    );
+    assert!(
+        !to_end.admits(r#"<|line|>11 0 <module> <|vars|>{"a":"1","b":"[1]"}"#),
+        "so was f"
+    );
+}
