@@ -336,13 +336,6 @@ impl Bounds {
             return;
         };
         let shown = trace_lang::shown_vars(from);
-        let old = |name: &str| {
-            shown
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, r)| trace_lang::normalize_repr(r))
-        };
-        let bound = |name: &str| effects.bindings.iter().filter(|b| b.name == name).count();
         for binding in &effects.bindings {
             let name = binding.name.as_bytes().to_vec();
             // A name `global` or `nonlocal` sends to another frame is not this one's.
@@ -352,10 +345,10 @@ impl Bounds {
             let Some(repr) = binding.repr.as_deref().map(trace_lang::normalize_repr) else {
                 continue;
             };
-            let before = old(&binding.name);
+            let before = code::shown_repr(shown, &binding.name);
             // Bound twice, or written over several lines (a line event may come before
             // the name is rebound): left to the model.
-            if bound(&binding.name) > 1 || (binding.multiline && before.is_some()) {
+            if effects.times_bound(&binding.name) > 1 || (binding.multiline && before.is_some()) {
                 continue;
             }
             let value = match previous {

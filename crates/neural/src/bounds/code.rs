@@ -151,12 +151,7 @@ impl CodeFacts {
     /// `global`, and nothing changed in place (an augmented assignment to a list, a read
     /// from a `defaultdict`).
     pub(super) fn untouched<'s>(&self, effects: &Effects, shown: &'s [(String, String)]) -> Vec<&'s str> {
-        let old = |name: &str| {
-            shown
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, r)| trace_lang::normalize_repr(r))
-        };
+        let old = |name: &str| shown_repr(shown, name);
         let mutated = effects
             .augmented
             .iter()
@@ -171,7 +166,7 @@ impl CodeFacts {
         shown
             .iter()
             .map(|(name, _)| name.as_str())
-            .filter(|name| !effects.bindings.iter().any(|b| b.name == *name) && !self.declared.contains(*name))
+            .filter(|name| effects.times_bound(name) == 0 && !self.declared.contains(*name))
             .collect()
     }
 
@@ -414,6 +409,14 @@ fn unbinds(root: Node<'_>) -> bool {
 
 pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
+}
+
+/// The repr (normalised) a frame's variables `shown` give `name`, if they have it.
+pub(super) fn shown_repr(shown: &[(String, String)], name: &str) -> Option<String> {
+    shown
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, r)| trace_lang::normalize_repr(r))
 }
 
 /// Whether a repr is of a value no other name can share and see changed: a number, a

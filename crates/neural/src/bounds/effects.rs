@@ -120,6 +120,11 @@ pub(crate) struct Effects {
 }
 
 impl Effects {
+    /// How many of the bindings bind `name`.
+    pub(crate) fn times_bound(&self, name: &str) -> usize {
+        self.bindings.iter().filter(|b| b.name == name).count()
+    }
+
     /// Whether running the statements can run any of the program's code (a frame the
     /// tracer sees), given what the whole `program` defines.
     pub(crate) fn may_run_program_code(&self, program: &Program) -> bool {
@@ -150,10 +155,9 @@ impl Program {
                 "function_definition" => {
                     let name = text(node.child_by_field_name("name"), source);
                     let dunder = name.starts_with("__") && name.ends_with("__");
-                    if (dunder && !QUIET_DUNDERS.contains(&name)) || yields(node) {
-                        program.hidden_code = true;
-                    }
-                    program.special_methods |= dunder || yields(node);
+                    let generator = yields(node);
+                    program.hidden_code |= (dunder && !QUIET_DUNDERS.contains(&name)) || generator;
+                    program.special_methods |= dunder || generator;
                 }
                 "decorator" => {
                     let decorator = text(Some(node), source);
