@@ -28,7 +28,7 @@ mod literal;
 mod scan;
 
 pub use code::CodeFacts;
-use code::{MODULE, line_of};
+use code::{CallNames, MODULE, hidden, line_of};
 pub use scan::Scan;
 use scan::Stage;
 
@@ -332,6 +332,23 @@ impl Bounds {
             .zip(from.line.zip(from.function.as_deref()))
             .filter(|_| next_event && from.event == StopKind::Line)
             .and_then(|(facts, (line, function))| facts.effects(function, line));
+        // Between a call event and its frame's next event nothing runs in the frame (a
+        // generator's resumed `yield` may bind, though).
+        if let Some(facts) = facts
+            && next_event
+            && from.event == StopKind::Call
+            && let (Some(line), Some(function)) = (from.line, from.function.as_deref())
+            && !facts.may_be_generator(function, line)
+        {
+            kept.fresh = Some(HashSet::new());
+            if previous.is_some() {
+                for (name, _) in trace_lang::shown_vars(from) {
+                    kept.values
+                        .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
+                }
+            }
+            return;
+        }
         let (Some(facts), Some(effects)) = (facts, effects) else {
             return;
         };
@@ -339,7 +356,11 @@ impl Bounds {
         for binding in &effects.bindings {
             let name = binding.name.as_bytes().to_vec();
             // A name `global` or `nonlocal` sends to another frame is not this one's.
-            if binding.certain && !facts.declared.contains(&binding.name) && !kept.required.contains(&name) {
+            if binding.certain
+                && !hidden(&binding.name)
+                && !facts.declared.contains(&binding.name)
+                && !kept.required.contains(&name)
+            {
                 kept.required.push(name.clone());
             }
             let Some(repr) = binding.repr.as_deref().map(trace_lang::normalize_repr) else {
@@ -520,23 +541,44 @@ impl Bounds {
         })
     }
 
-    /// Whether a frame of `function` at `line` can show a variable named `key` (so far)
-    /// besides the names it already showed (`shown`).
-    fn admits_key(&self, function: &str, line: u32, key: &[u8], taken: &dyn Fn(&[u8]) -> bool, whole: bool) -> bool {
+    /// Whether a frame of `function` stopped with `event` at `line` can show a variable
+    /// named `key` (so far) besides the names it already showed (`shown`).
+    fn admits_key(
+        &self,
+        event: StopKind,
+        function: &str,
+        line: u32,
+        key: &[u8],
+        taken: &dyn Fn(&[u8]) -> bool,
+        whole: bool,
+    ) -> bool {
         let Some(facts) = self.facts.as_ref().filter(|f| f.names_known) else {
             return true;
         };
+        let fits = |n: &str| {
+            let n = n.as_bytes();
+            (if whole { n == key } else { n.starts_with(key) }) && !taken(n)
+        };
+        if event == StopKind::Call
+            && let Some(call) = self.call_names(function, line)
+        {
+            return call.parameters.iter().chain(&call.free).any(|n| fits(n));
+        }
         let mut scopes = facts.scopes_named(function, line).peekable();
         if scopes.peek().is_none() {
             return true;
         }
-        scopes.any(|s| {
-            !s.bounded_names
-                || s.names.iter().any(|n| {
-                    let n = n.as_bytes();
-                    (if whole { n == key } else { n.starts_with(key) }) && !taken(n)
-                })
-        })
+        scopes.any(|s| !s.bounded_names || s.names.iter().any(|n| fits(n)))
+    }
+
+    /// The names a frame of `function` shows at a call event at `line`, when the text
+    /// tells (one scope starts there, and it is not a generator).
+    fn call_names<'s>(&'s self, function: &'s str, line: u32) -> Option<&'s CallNames> {
+        let facts = self.facts.as_ref().filter(|f| f.names_known)?;
+        let mut starting = facts.scopes_named(function, line).filter(|s| s.starts_at(line));
+        let scope = starting.next()?;
+        starting.next().is_none().then_some(())?;
+        scope.call.as_ref()
     }
 }
 

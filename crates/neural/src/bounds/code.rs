@@ -40,6 +40,18 @@ pub(super) struct Scope {
     pub(super) bounded_names: bool,
     /// A generator's frame is left and resumed, so a step over it can land anywhere.
     pub(super) generator: bool,
+    /// The names its frame shows at a call event, where the text tells.
+    pub(super) call: Option<CallNames>,
+}
+
+/// The names a frame shows at its call event: nothing has run in it yet, so only its
+/// parameters (every one) and the free variables it reads from enclosing functions (those
+/// bound by then). A plain class body shows none: its namespace starts empty but for the
+/// dunder names the tracer hides.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CallNames {
+    pub(super) parameters: Vec<String>,
+    pub(super) free: HashSet<String>,
 }
 
 impl Scope {
@@ -102,6 +114,7 @@ impl CodeFacts {
             names: HashSet::new(),
             bounded_names: true,
             generator: false,
+            call: None,
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
@@ -133,6 +146,18 @@ impl CodeFacts {
         // in the frame around it: not bounded here either.
         if function.starts_with('<') && function != MODULE {
             return None;
+        }
+        // A class body's first line event is on the class's own first line: what runs
+        // there binds the dunder names the tracer hides, nothing else.
+        if self
+            .scopes_named(function, line)
+            .any(|s| s.body_first.is_some_and(|body| line < body))
+        {
+            return Some(Effects {
+                lines: BTreeSet::from([line]),
+                inert: true,
+                ..Effects::default()
+            });
         }
         let root = self.tree.root_node();
         let lines = flow::ran_lines(root, line)?;
@@ -192,7 +217,8 @@ impl CodeFacts {
                 )
             })
             .map(|s| {
-                let names = effects::certain_names(s, self.source.as_bytes());
+                let mut names = effects::certain_names(s, self.source.as_bytes());
+                names.retain(|n| !hidden(n));
                 (
                     line_of(s.end_position().row),
                     names.into_iter().map(String::into_bytes).collect(),
@@ -279,6 +305,10 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
         if kind == "wildcard_import" {
             *names_known = false;
         }
+        // Inside a class, `__secret` is stored as `_Class__secret`: not a name the text writes.
+        if kind == "class_definition" && mangles(node, source) {
+            *names_known = false;
+        }
         let scope_name = match kind {
             "function_definition" | "class_definition" => node
                 .child_by_field_name("name")
@@ -302,6 +332,17 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 names.insert(ITERATOR_ARGUMENT.to_owned());
             }
             spans.push((scopes.len(), node.start_byte(), node.end_byte()));
+            // A coroutine is resumed like a generator.
+            let generator = kind == "generator_expression"
+                || (kind == "function_definition"
+                    && (effects::yields(node) || node.child(0).is_some_and(|c| c.kind() == "async")));
+            let call = match kind {
+                "function_definition" if !generator => Some(CallNames {
+                    parameters: effects::parameters(node, source),
+                    free: HashSet::new(),
+                }),
+                _ => None,
+            };
             scopes.push(Scope {
                 name,
                 first: line_of(outer.start_position().row),
@@ -313,10 +354,8 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                     .map(|b| line_of(b.start_position().row)),
                 names,
                 bounded_names: kind != "class_definition",
-                // A coroutine is resumed like a generator.
-                generator: kind == "generator_expression"
-                    || (kind == "function_definition"
-                        && (effects::yields(node) || node.child(0).is_some_and(|c| c.kind() == "async"))),
+                generator,
+                call,
             });
         }
         let mut cursor = node.walk();
@@ -331,33 +370,51 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
     }
 }
 
-/// Narrows the names of the module's and each function's frame from every identifier in
-/// its text to those it can hold: the module's globals are what its own statements bind
-/// and what `global` lets a function bind; a function's locals are its parameters, what
-/// its body binds, and the free variables it reads from enclosing functions.
+/// Narrows the names of the module's, each function's and each plain class's frame from
+/// every identifier in its text to those it can hold: the module's globals are what its
+/// own statements bind and what `global` lets a function bind; a function's locals are
+/// its parameters, what its body binds, and the free variables it reads from enclosing
+/// functions; a plain class body's namespace is what its body binds.
 fn narrow_to_bindings(root: Node<'_>, source: &[u8], scopes: &mut [Scope], declared: &HashSet<String>) {
     let mut module = effects::bound_names(root, source);
     module.extend(declared.iter().cloned());
     scopes[0].names.retain(|n| module.contains(n));
+    let scope_of = |node: Node<'_>, scopes: &[Scope]| {
+        let name = node
+            .child_by_field_name("name")
+            .and_then(|n| n.utf8_text(source).ok())
+            .unwrap_or_default();
+        scopes
+            .iter()
+            .position(|s| s.name == name && s.header == line_of(node.start_position().row))
+    };
     // Each function's own names, with its span, outermost first.
     let mut functions: Vec<(usize, usize, usize, HashSet<String>)> = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
-        if node.kind() == "function_definition"
-            && let Some(at) = scopes.iter().position(|s| {
-                s.name
-                    == node
-                        .child_by_field_name("name")
-                        .and_then(|n| n.utf8_text(source).ok())
-                        .unwrap_or_default()
-                    && s.header == line_of(node.start_position().row)
-            })
-        {
-            let mut own = effects::parameter_names(node, source);
-            if let Some(body) = node.child_by_field_name("body") {
-                own.extend(effects::bound_names(body, source));
+        let body = node.child_by_field_name("body");
+        match node.kind() {
+            "function_definition" => {
+                if let Some(at) = scope_of(node, scopes) {
+                    let mut own = effects::parameter_names(node, source);
+                    if let Some(body) = body {
+                        own.extend(effects::bound_names(body, source));
+                    }
+                    functions.push((at, node.start_byte(), node.end_byte(), own));
+                }
             }
-            functions.push((at, node.start_byte(), node.end_byte(), own));
+            // Python 3.11 and later never copy free variables into a class body's
+            // namespace (an unoptimised frame), and no metaclass fills a plain class's.
+            "class_definition" if effects::plain_class(node, source) => {
+                if let (Some(at), Some(body)) = (scope_of(node, scopes), body) {
+                    let own = effects::bound_names(body, source);
+                    let scope = &mut scopes[at];
+                    scope.names.retain(|n| own.contains(n));
+                    scope.bounded_names = true;
+                    scope.call = Some(CallNames::default());
+                }
+            }
+            _ => {}
         }
         let mut cursor = node.walk();
         stack.extend(node.named_children(&mut cursor));
@@ -368,8 +425,36 @@ fn narrow_to_bindings(root: Node<'_>, source: &[u8], scopes: &mut [Scope], decla
             .filter(|(other, s, e, _)| other != at && s <= start && end <= e)
             .flat_map(|(_, _, _, names)| names)
             .collect();
-        scopes[*at].names.retain(|n| own.contains(n) || enclosing.contains(n));
+        let scope = &mut scopes[*at];
+        scope.names.retain(|n| own.contains(n) || enclosing.contains(n));
+        // Free: read from enclosing functions, or bound here under `nonlocal`.
+        let free = scope
+            .names
+            .iter()
+            .filter(|n| !own.contains(*n) || declared.contains(*n))
+            .cloned()
+            .collect();
+        if let Some(call) = scope.call.as_mut() {
+            call.free = free;
+        }
     }
+}
+
+/// Whether a class's text writes a private name (`__secret`, which Python stores as
+/// `_Class__secret` wherever it appears inside the class).
+fn mangles(class: Node<'_>, source: &[u8]) -> bool {
+    let mut stack = vec![class];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "identifier" {
+            let name = node.utf8_text(source).unwrap_or_default();
+            if name.starts_with("__") && !name.ends_with("__") {
+                return true;
+            }
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    false
 }
 
 /// The names `global` and `nonlocal` statements declare.
@@ -409,6 +494,11 @@ fn unbinds(root: Node<'_>) -> bool {
 
 pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
+}
+
+/// Whether the tracer hides a variable: it never shows a name that starts with `__`.
+pub(super) fn hidden(name: &str) -> bool {
+    name.starts_with("__")
 }
 
 /// The repr (normalised) a frame's variables `shown` give `name`, if they have it.

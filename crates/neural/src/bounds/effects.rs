@@ -210,6 +210,34 @@ pub(crate) fn parameter_names(function: Node<'_>, source: &[u8]) -> HashSet<Stri
         .unwrap_or_default()
 }
 
+/// A function's parameters, in order: the names a call binds (`*args` and `**kwargs`
+/// included, never a default's or an annotation's identifiers).
+pub(crate) fn parameters(function: Node<'_>, source: &[u8]) -> Vec<String> {
+    // `x`, `x=1`, `x: int`, `*args`, `**kwargs: Any`: the name is the first identifier
+    // outside a default or an annotation.
+    fn name_of(parameter: Node<'_>) -> Option<Node<'_>> {
+        match parameter.kind() {
+            "identifier" => Some(parameter),
+            "default_parameter" | "typed_default_parameter" => parameter.child_by_field_name("name"),
+            "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
+                let mut cursor = parameter.walk();
+                let first = parameter.named_children(&mut cursor).next();
+                first.and_then(name_of)
+            }
+            _ => None,
+        }
+    }
+    let Some(list) = function.child_by_field_name("parameters") else {
+        return Vec::new();
+    };
+    let mut cursor = list.walk();
+    let all: Vec<Node<'_>> = list.named_children(&mut cursor).collect();
+    all.into_iter()
+        .filter_map(name_of)
+        .map(|name| text(Some(name), source).to_owned())
+        .collect()
+}
+
 /// The effects of the statements on `lines` (a line event's statement, or a compound
 /// statement's header), or `None` when the text cannot tell (a `match`).
 pub(crate) fn effects(root: Node<'_>, source: &[u8], lines: &BTreeSet<u32>, program: &Program) -> Option<Effects> {
@@ -326,7 +354,7 @@ fn collect(
             "class_definition" => {
                 if let Some(name) = field("name") {
                     let decorated = node.parent().is_some_and(|p| p.kind() == "decorated_definition");
-                    let repr = (!decorated && plain_class(node, source, 0))
+                    let repr = (!decorated && plain_class(node, source))
                         .then(|| format!("<class '__main__.{}'>", qualified_name(node, source)));
                     bind(effects, name, repr, header_multiline(node));
                 }
@@ -561,9 +589,14 @@ fn qualified_name(node: Node<'_>, source: &[u8]) -> String {
     parts.join(".")
 }
 
-/// Whether a class's repr is `<class '__main__.Name'>`: no metaclass or keyword, no
-/// decorator, and bases that are plain builtins or plain classes of the program.
-fn plain_class(class: Node<'_>, source: &[u8], depth: usize) -> bool {
+/// Whether a class's repr is `<class '__main__.Name'>` and its body starts from an empty
+/// namespace: no metaclass or keyword, and bases that are plain builtins or plain
+/// (undecorated) classes of the program.
+pub(crate) fn plain_class(class: Node<'_>, source: &[u8]) -> bool {
+    plain_class_within(class, source, 0)
+}
+
+fn plain_class_within(class: Node<'_>, source: &[u8], depth: usize) -> bool {
     if depth > 8 {
         return false;
     }
@@ -590,7 +623,8 @@ fn plain_class(class: Node<'_>, source: &[u8], depth: usize) -> bool {
         let definitions = class_definitions(root, source, name);
         !definitions.is_empty()
             && definitions.iter().all(|d| {
-                d.parent().is_none_or(|p| p.kind() != "decorated_definition") && plain_class(*d, source, depth + 1)
+                d.parent().is_none_or(|p| p.kind() != "decorated_definition")
+                    && plain_class_within(*d, source, depth + 1)
             })
     })
 }

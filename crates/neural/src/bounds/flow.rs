@@ -359,13 +359,12 @@ pub(super) fn after_call(root: Node<'_>, source: &[u8], function: &str, line: u3
                 .filter(|p| p.kind() == "decorated_definition")
                 .unwrap_or(node);
             if line_of(outer.start_position().row) == line || line_of(node.start_position().row) == line {
-                // A class body first runs its header line (binding `__module__`).
-                let header = if node.kind() == "class_definition" {
-                    header_of(outer)
-                } else {
-                    BTreeSet::new()
-                };
-                return union(Some(header), entry_of(field(node, "body")));
+                // A class body first runs its first line (its first decorator's, or the
+                // `class` line), binding `__module__`.
+                if node.kind() == "class_definition" {
+                    return Some(BTreeSet::from([line_of(outer.start_position().row)]));
+                }
+                return entry_of(field(node, "body"));
             }
         }
         let mut cursor = node.walk();

@@ -6,6 +6,9 @@ use replayground_shared::trace_lang;
 
 use super::{Bounds, Kept};
 
+/// What follows a module's return's variables: a module's code always returns `None`.
+const MODULE_RETURN_TAIL: &[u8] = b" <|value|>\"None\"";
+
 /// The markers a state line starts with, and their events (`None`: the end).
 const MARKERS: [(&[u8], Option<StopKind>); 5] = [
     (b"<|call|>", Some(StopKind::Call)),
@@ -31,6 +34,10 @@ pub(super) enum Stage {
     AfterKey,
     Value {
         escaped: bool,
+    },
+    /// What follows the variables where the bounds know it all (`at`: how much is written).
+    Tail {
+        at: usize,
     },
     /// The value and everything after the variables: not bounded.
     Rest,
@@ -135,7 +142,13 @@ impl Scan<'_> {
                     self.key_admitted(&[], false)
                 }
                 b'}' => {
-                    self.stage = Stage::Rest;
+                    let module_return =
+                        self.event == Some(StopKind::Return) && self.function.as_deref() == Some(super::MODULE);
+                    self.stage = if module_return && self.bounds.facts.is_some() {
+                        Stage::Tail { at: 0 }
+                    } else {
+                        Stage::Rest
+                    };
                     self.kept_all()
                 }
                 _ => true,
@@ -185,6 +198,15 @@ impl Scan<'_> {
                     _ => Stage::Value { escaped: false },
                 };
                 true
+            }
+            Stage::Tail { at } => {
+                let tail = MODULE_RETURN_TAIL;
+                self.stage = if at + 1 == tail.len() {
+                    Stage::Done
+                } else {
+                    Stage::Tail { at: at + 1 }
+                };
+                tail.get(at) == Some(&b)
             }
             Stage::Rest | Stage::Done => true,
         }
@@ -239,7 +261,10 @@ impl Scan<'_> {
             && fresh_admits
             && (!whole || !taken(key))
             && match &self.function {
-                Some(function) => self.bounds.admits_key(function, self.line, key, &taken, whole),
+                Some(function) => match self.event {
+                    Some(event) => self.bounds.admits_key(event, function, self.line, key, &taken, whole),
+                    None => true,
+                },
                 None => true,
             }
     }
@@ -247,18 +272,27 @@ impl Scan<'_> {
     /// Whether every name the frame must show again has been written, and, past the
     /// statement that ran, every name it binds.
     fn kept_all(&self) -> bool {
-        self.kept.is_none_or(|k| {
-            let completed = match self.event {
-                Some(StopKind::Line) => !k.statement_lines.contains(&self.line),
-                Some(StopKind::Return) => true,
-                _ => false,
-            };
-            let past = |end: u32| self.line > end && self.event.is_some_and(|e| e != StopKind::Call);
-            self.next_kept >= k.names.len()
-                && (!completed || k.required.iter().all(|name| self.keys.contains(name)))
-                && k.completed
-                    .iter()
-                    .all(|(end, names)| !past(*end) || names.iter().all(|name| self.keys.contains(name)))
-        })
+        // A call binds every parameter (the tracer hides `__`-names).
+        let written = |name: &str| self.keys.iter().any(|k| k == name.as_bytes());
+        let called = self.event != Some(StopKind::Call)
+            || self
+                .function
+                .as_deref()
+                .and_then(|f| self.bounds.call_names(f, self.line))
+                .is_none_or(|call| call.parameters.iter().all(|p| super::hidden(p) || written(p)));
+        called
+            && self.kept.is_none_or(|k| {
+                let completed = match self.event {
+                    Some(StopKind::Line) => !k.statement_lines.contains(&self.line),
+                    Some(StopKind::Return) => true,
+                    _ => false,
+                };
+                let past = |end: u32| self.line > end && self.event.is_some_and(|e| e != StopKind::Call);
+                self.next_kept >= k.names.len()
+                    && (!completed || k.required.iter().all(|name| self.keys.contains(name)))
+                    && k.completed
+                        .iter()
+                        .all(|(end, names)| !past(*end) || names.iter().all(|name| self.keys.contains(name)))
+            })
     }
 }
