@@ -16,7 +16,7 @@
 //!
 //! [`StateTree::step`]: replayground_shared::StateTree::step
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 
 use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
@@ -24,11 +24,13 @@ use replayground_shared::{Action, State, StopKind};
 mod code;
 mod effects;
 mod flow;
+mod kept;
 mod literal;
 mod scan;
 
 pub use code::CodeFacts;
-use code::{CallNames, MODULE, hidden, line_of};
+use code::{CallNames, MODULE, Scope, hidden, line_of};
+use kept::Kept;
 pub use scan::Scan;
 use scan::Stage;
 
@@ -153,52 +155,10 @@ pub struct Bounds {
     kept: Vec<Kept>,
     /// Whether the answer may be the end (not when stepping back from it).
     end_possible: bool,
-}
-
-/// Names a frame showed before and must show again, in the same order.
-#[derive(Debug, Clone)]
-struct Kept {
-    depth: u32,
-    function: String,
-    names: Vec<Vec<u8>>,
-    /// New names come only after all of these: the module's globals are a dict, which
-    /// keeps insertion order (a function's locals keep the code's order instead).
-    appended: bool,
-    /// When the answer is the frame's next event after a line event: the only names it
-    /// can show besides these.
-    fresh: Option<HashSet<Vec<u8>>>,
-    /// Values the statement that ran fixes, as the JSON string's contents: `..` for a
-    /// name it cannot change, the repr its text gives a name it binds (a literal, a
-    /// `def`, a plain `class`).
-    values: HashMap<Vec<u8>, Vec<u8>>,
-    /// Names the statement that ran binds whenever it completes, and the lines it spans:
-    /// a line event past them, or the frame's return, shows them all.
-    required: Vec<Vec<u8>>,
-    statement_lines: BTreeSet<u32>,
-    /// At the module: the last line of each top-level statement from the one it stopped
-    /// in on, with the names it always binds; a module event past that line shows them.
-    completed: Vec<(u32, Vec<Vec<u8>>)>,
-}
-
-impl Kept {
-    fn of(state: &State, appended: bool) -> Option<Self> {
-        let vars = if state.depth == Some(0) {
-            &state.globals
-        } else {
-            &state.locals
-        };
-        Some(Self {
-            depth: state.depth?,
-            function: state.function.clone()?,
-            names: vars.as_ref()?.0.iter().map(|(n, _)| n.as_bytes().to_vec()).collect(),
-            appended,
-            fresh: None,
-            values: HashMap::new(),
-            required: Vec::new(),
-            statement_lines: BTreeSet::new(),
-            completed: Vec::new(),
-        })
-    }
+    /// The module runs each top-level statement once, in order: where its frame was last
+    /// seen (the statement's index) and whether the answer is later in the run (forward)
+    /// or earlier (backward), when every action since says so.
+    module_since: Option<(usize, Direction)>,
 }
 
 impl Bounds {
@@ -209,6 +169,7 @@ impl Bounds {
             shapes: vec![Shape::anywhere()],
             kept: Vec::new(),
             end_possible: true,
+            module_since: None,
         }
     }
 
@@ -227,16 +188,33 @@ impl Bounds {
         let mut bounds = Self::new(&prefix.code, from, prefix.direction, action, &set);
         // The module runs once: every later state at depth 0 shows its names so far.
         let module = prefix.steps.iter().rposition(|s| s.state.depth == Some(0));
-        if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction))
+        // The actions since the module's last state: forward ones (no jump) keep it
+        // running on, reverse ones took it back.
+        let later: Vec<Action> = module
+            .map(|m| {
+                prefix.steps[m + 1..]
+                    .iter()
+                    .filter_map(|s| s.action)
+                    .chain([action])
+                    .collect()
+            })
+            .unwrap_or_default();
+        let since = if later.iter().all(|a| moves_forward(*a)) {
+            Some(Direction::Forward)
+        } else if later.iter().all(|a| a.is_reverse()) {
+            Some(Direction::Inverse)
+        } else {
+            None
+        };
+        if let (Some(m), Some(facts)) = (module, &bounds.facts) {
+            let at = prefix.steps[m].state.line.and_then(|line| facts.top_level_at(line));
+            bounds.module_since = at.zip(since);
+        }
+        if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction) && since == Some(Direction::Forward))
             && let Some(mut kept) = Kept::of(&prefix.steps[m].state, true)
         {
             // Steps that stop at every module event since: the answer, if at the module,
             // is its next event, so only the statement that ran can add names.
-            let later: Vec<Action> = prefix.steps[m + 1..]
-                .iter()
-                .filter_map(|s| s.action)
-                .chain([action])
-                .collect();
             let next_event = set.is_empty()
                 && matches!(later.first(), Some(Action::StepInto | Action::StepOver))
                 && later
@@ -274,9 +252,10 @@ impl Bounds {
             facts,
             shapes,
             kept: Vec::new(),
+            module_since: None,
             end_possible: !(direction == Direction::Inverse && from.is_some_and(|f| f.event == StopKind::End)),
         };
-        if let Some(from) = from.filter(|_| bounds.keeps_names(direction)) {
+        if let Some(from) = from.filter(|_| bounds.keeps_names(direction) && moves_forward(action)) {
             let generator = from.function.as_deref().zip(from.line).is_none_or(|(f, line)| {
                 bounds
                     .facts
@@ -313,107 +292,6 @@ impl Bounds {
     /// unbinds one.
     fn keeps_names(&self, direction: Direction) -> bool {
         direction == Direction::Forward && self.facts.as_ref().is_some_and(|f| f.names_kept)
-    }
-
-    /// At the frame's next event after the line event `from` (`next_event`: when the
-    /// answer is that), fills in `kept`: the names it can newly show and those it must,
-    /// and the values the statement that ran fixes. `previous`: the state just before the
-    /// answer, when it is `from` (`..` refers to it); otherwise reprs are written out.
-    fn after_statement(
-        &self,
-        kept: &mut Kept,
-        from: &State,
-        previous: Option<&State>,
-        action: Action,
-        next_event: bool,
-    ) {
-        let facts = self.facts.as_ref();
-        let effects = facts
-            .zip(from.line.zip(from.function.as_deref()))
-            .filter(|_| next_event && from.event == StopKind::Line)
-            .and_then(|(facts, (line, function))| facts.effects(function, line));
-        // Between a call event and its frame's next event nothing runs in the frame (a
-        // generator's resumed `yield` may bind, though).
-        if let Some(facts) = facts
-            && next_event
-            && from.event == StopKind::Call
-            && let (Some(line), Some(function)) = (from.line, from.function.as_deref())
-            && !facts.may_be_generator(function, line)
-        {
-            kept.fresh = Some(HashSet::new());
-            if previous.is_some() {
-                for (name, _) in trace_lang::shown_vars(from) {
-                    kept.values
-                        .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
-                }
-            }
-            return;
-        }
-        let (Some(facts), Some(effects)) = (facts, effects) else {
-            return;
-        };
-        let shown = trace_lang::shown_vars(from);
-        for binding in &effects.bindings {
-            let name = binding.name.as_bytes().to_vec();
-            // A name `global` or `nonlocal` sends to another frame is not this one's.
-            if binding.certain
-                && !hidden(&binding.name)
-                && !facts.declared.contains(&binding.name)
-                && !kept.required.contains(&name)
-            {
-                kept.required.push(name.clone());
-            }
-            let Some(repr) = binding.repr.as_deref().map(trace_lang::normalize_repr) else {
-                continue;
-            };
-            let before = code::shown_repr(shown, &binding.name);
-            // Bound twice, or written over several lines (a line event may come before
-            // the name is rebound): left to the model.
-            if effects.times_bound(&binding.name) > 1 || (binding.multiline && before.is_some()) {
-                continue;
-            }
-            let value = match previous {
-                Some(_) if before.as_deref() == Some(repr.as_str()) => trace_lang::UNCHANGED.to_owned(),
-                _ => repr,
-            };
-            kept.values.insert(name, json_contents(&value));
-        }
-        // Nothing else changes: no code the step would stop in ran, and a step over hid
-        // none either.
-        let hidden = action != Action::StepInto && effects.operates && facts.program.hidden_code;
-        if previous.is_some() && !hidden {
-            for name in facts.untouched(&effects, shown) {
-                kept.values
-                    .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
-            }
-        }
-        kept.fresh = Some(facts.fresh_names(&effects));
-        kept.statement_lines = effects.lines;
-    }
-
-    /// Stepping back from the return event `from`: the event before it in the same frame
-    /// (the line that returned, or its exception) shows no name `from` does not, and
-    /// every name the statement there cannot change is `..`. Nothing between the two
-    /// events ran code the tracer sees, or that would be the event before.
-    fn before_return(&mut self, from: &State) {
-        let Some(facts) = self.facts.as_ref().filter(|f| f.names_kept) else {
-            return;
-        };
-        let (Some(line), Some(function)) = (from.line, from.function.as_deref()) else {
-            return;
-        };
-        let effects = facts
-            .effects(function, line)
-            .filter(|_| !facts.may_be_generator(function, line));
-        let (Some(effects), Some(mut kept)) = (effects, Kept::of(from, false)) else {
-            return;
-        };
-        kept.fresh = Some(kept.names.drain(..).collect());
-        for name in facts.untouched(&effects, trace_lang::shown_vars(from)) {
-            kept.values
-                .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
-        }
-        self.kept.push(kept);
     }
 
     /// How many variables of `state`'s frame these bounds fix the value of (before the
@@ -479,11 +357,7 @@ impl Bounds {
             .filter(|s| s.lines.as_ref().is_none_or(|l| l.contains(&line)))
             .any(|shape| {
                 facts.scopes.iter().any(|scope| {
-                    let runs = if event == StopKind::Call {
-                        scope.starts_at(line)
-                    } else {
-                        facts.runs(scope, line)
-                    };
+                    let runs = self.scope_stops(facts, scope, event, line);
                     let depth_fits = if scope.name == MODULE {
                         shape.admits_depth(0)
                     } else {
@@ -492,6 +366,21 @@ impl Bounds {
                     runs && depth_fits && shape.function.as_deref().is_none_or(|f| f == scope.name)
                 })
             })
+    }
+
+    /// Whether a frame of `scope` can stop with `event` at `line`: where it starts (a
+    /// call) or runs, and for the module not at a top-level statement it has left behind
+    /// (or, stepping back, not yet reached).
+    fn scope_stops(&self, facts: &CodeFacts, scope: &Scope, event: StopKind, line: u32) -> bool {
+        if event == StopKind::Call {
+            return scope.starts_at(line);
+        }
+        let in_order = || match (self.module_since, facts.top_level_at(line)) {
+            (Some((since, Direction::Forward)), Some(at)) => at >= since,
+            (Some((since, Direction::Inverse)), Some(at)) => at <= since,
+            _ => true,
+        };
+        facts.runs(scope, line) && (scope.name != MODULE || in_order())
     }
 
     fn admits_line_prefix(&self, event: StopKind, digits: &[u8]) -> bool {
@@ -517,14 +406,7 @@ impl Bounds {
         let mut names: Vec<&str> = facts
             .scopes
             .iter()
-            .filter(|s| {
-                let runs = if event == StopKind::Call {
-                    s.starts_at(line)
-                } else {
-                    facts.runs(s, line)
-                };
-                runs && (s.name == MODULE) == (depth == 0)
-            })
+            .filter(|s| self.scope_stops(facts, s, event, line) && (s.name == MODULE) == (depth == 0))
             .map(|s| s.name.as_str())
             .filter(|name| shapes.iter().any(|s| s.function.as_deref().is_none_or(|f| f == *name)))
             .collect();
@@ -564,6 +446,10 @@ impl Bounds {
         {
             return call.parameters.iter().chain(&call.free).any(|n| fits(n));
         }
+        // The module has run its top-level statements up to the one holding `line`.
+        if function == MODULE && !facts.module_bound_by(event, line, key, whole) {
+            return false;
+        }
         let mut scopes = facts.scopes_named(function, line).peekable();
         if scopes.peek().is_none() {
             return true;
@@ -580,6 +466,11 @@ impl Bounds {
         starting.next().is_none().then_some(())?;
         scope.call.as_ref()
     }
+}
+
+/// Whether `action` runs the program forward from where it is (a jump may go anywhere).
+fn moves_forward(action: Action) -> bool {
+    !action.is_reverse() && !matches!(action, Action::Jump(_))
 }
 
 /// A value as the trace language writes it inside a JSON string.
@@ -680,5 +571,7 @@ fn shapes(
     shapes
 }
 
+#[cfg(test)]
+mod frame_tests;
 #[cfg(test)]
 mod tests;

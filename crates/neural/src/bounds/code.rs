@@ -66,6 +66,17 @@ impl Scope {
     }
 }
 
+/// One of the module's top-level statements.
+#[derive(Debug, Clone)]
+pub(super) struct TopLevel {
+    first: u32,
+    last: u32,
+    /// The names it binds in the module.
+    names: HashSet<String>,
+    /// Not a compound statement: it runs once, never looping back to its first line.
+    simple: bool,
+}
+
 /// What the program's text says about every state of its runs.
 #[derive(Debug, Clone)]
 pub struct CodeFacts {
@@ -82,6 +93,8 @@ pub struct CodeFacts {
     pub(super) declared: HashSet<String>,
     /// What the whole program says about code that can run unseen.
     pub(super) program: Program,
+    /// The module's top-level statements in order (the module runs each once, in this order).
+    pub(super) top_level: Vec<TopLevel>,
     pub(super) tree: tree_sitter::Tree,
     pub(super) source: String,
 }
@@ -122,6 +135,18 @@ impl CodeFacts {
         let declared = declared_names(root, source);
         narrow_to_bindings(root, source, &mut scopes, &declared);
         let program = Program::new(root, source);
+        let mut cursor = root.walk();
+        let top_level: Vec<TopLevel> = root
+            .named_children(&mut cursor)
+            .filter(|s| s.kind() != "comment")
+            .map(|s| TopLevel {
+                first: line_of(s.start_position().row),
+                last: line_of(s.end_position().row),
+                names: effects::bound_names(s, source),
+                simple: !flow::is_compound(s),
+            })
+            .collect();
+        drop(cursor);
         Some(Self {
             scopes,
             code_lines,
@@ -129,6 +154,7 @@ impl CodeFacts {
             names_kept,
             declared,
             program,
+            top_level,
             tree,
             source: code.to_owned(),
         })
@@ -272,6 +298,32 @@ impl CodeFacts {
                         .body_first
                         .is_some_and(|body| line > inner.header && (body..=inner.last).contains(&line))
             })
+    }
+
+    /// The index of the top-level statement that holds `line`.
+    pub(super) fn top_level_at(&self, line: u32) -> Option<usize> {
+        self.top_level.iter().position(|s| (s.first..=s.last).contains(&line))
+    }
+
+    /// Whether the module's frame can show `name` (so far, unless `whole`) at an `event`
+    /// at `line`: a name the statements before the one holding `line` bind, or that one
+    /// (unless it is a simple statement whose first line event this is), or one that
+    /// `global` lets a function bind.
+    pub(super) fn module_bound_by(&self, event: StopKind, line: u32, name: &[u8], whole: bool) -> bool {
+        let Some(at) = self.top_level_at(line) else {
+            return true;
+        };
+        let fits = |n: &String| {
+            let n = n.as_bytes();
+            if whole { n == name } else { n.starts_with(name) }
+        };
+        let statement = &self.top_level[at];
+        let ran = if event == StopKind::Line && statement.simple && line == statement.first {
+            at
+        } else {
+            at + 1
+        };
+        self.declared.iter().any(fits) || self.top_level[..ran].iter().any(|s| s.names.iter().any(fits))
     }
 
     /// The scopes a frame named `function` at `line` can be.

@@ -278,7 +278,7 @@ fn statements_at(root: Node<'_>, line: u32) -> Vec<Node<'_>> {
     }
 }
 
-fn is_compound(statement: Node<'_>) -> bool {
+pub(super) fn is_compound(statement: Node<'_>) -> bool {
     matches!(
         statement.kind(),
         "if_statement"

@@ -1,0 +1,140 @@
+//! How frames start and how the module runs: calls, class bodies, the module's order.
+
+use replayground_shared::Action;
+use replayground_shared::trace_lang::Direction;
+
+use super::tests::{after_one, state, trajectory};
+use super::*;
+
+#[test]
+fn a_call_shows_its_parameters_and_then_nothing_new() {
+    let code = "def area(w, h=2, *rest, scale: int = 1, **opts):\n    out = w * h\n    return out\n\n\nx = area(3)\n";
+    let into = after_one(
+        code,
+        r#"<|line|>6 0 <module> <|vars|>{"area":"<function area>"}"#,
+        Action::StepInto,
+    );
+    let call = r#"<|call|>1 1 area <|vars|>{"w":"3","h":"2","rest":"()","scale":"1","opts":"{}"}"#;
+    assert!(into.admits(call));
+    assert!(
+        !into.admits(r#"<|call|>1 1 area <|vars|>{"w":"3","h":"2","rest":"()","scale":"1","opts":"{}","out":"6"}"#),
+        "a local is not bound yet"
+    );
+    assert!(
+        !into.admits(r#"<|call|>1 1 area <|vars|>{"w":"3","h":"2"}"#),
+        "every parameter is bound"
+    );
+    assert!(
+        !into.admits(r#"<|call|>1 1 area <|vars|>{"w":"3","h":"2","rest":"()","scale":"1","opts":"{}","int":"1"}"#),
+        "an annotation is not a parameter"
+    );
+    // The frame's first line shows the same names, unchanged.
+    let prefix = trajectory(
+        code,
+        &[
+            (r#"<|line|>6 0 <module> <|vars|>{"area":"<function area>"}"#, None),
+            (call, Some(Action::StepInto)),
+        ],
+    );
+    let into = Bounds::after(&prefix, Action::StepInto);
+    assert!(into.admits(r#"<|line|>2 1 area <|vars|>{"w":"..","h":"..","rest":"..","scale":"..","opts":".."}"#));
+    assert!(!into.admits(r#"<|line|>2 1 area <|vars|>{"w":"4","h":"..","rest":"..","scale":"..","opts":".."}"#));
+    assert!(
+        !into.admits(r#"<|line|>2 1 area <|vars|>{"w":"..","h":"..","rest":"..","scale":"..","opts":"..","out":"6"}"#)
+    );
+
+    // A closure's call also shows the free variables it reads.
+    let closure = "def make():\n    count = 0\n    def bump(by):\n        nonlocal count\n        count += by\n        return count\n    return bump\n\n\nb = make()\nb(2)\n";
+    let into = after_one(
+        closure,
+        r#"<|line|>11 0 <module> <|vars|>{"make":"<function make>","b":"<function make.<locals>.bump>"}"#,
+        Action::StepInto,
+    );
+    assert!(into.admits(r#"<|call|>3 1 bump <|vars|>{"by":"2","count":"0"}"#));
+    assert!(!into.admits(r#"<|call|>3 1 bump <|vars|>{"by":"2","count":"0","b":"1"}"#));
+}
+
+#[test]
+fn a_plain_class_body_starts_empty_on_its_first_line_and_binds_its_names() {
+    let code = "class Shape:\n    sides = 0\n\n    def area(self):\n        return 0\n\n\ns = Shape()\n";
+    let into = after_one(code, "<|line|>1 0 <module> <|vars|>{}", Action::StepInto);
+    assert!(into.admits("<|call|>1 1 Shape <|vars|>{}"));
+    assert!(!into.admits(r#"<|call|>1 1 Shape <|vars|>{"self":"<__main__.Shape object>"}"#));
+    let prefix = trajectory(
+        code,
+        &[
+            ("<|line|>1 0 <module> <|vars|>{}", None),
+            ("<|call|>1 1 Shape <|vars|>{}", Some(Action::StepInto)),
+        ],
+    );
+    let into = Bounds::after(&prefix, Action::StepInto);
+    assert!(into.admits("<|line|>1 1 Shape <|vars|>{}"));
+    assert!(
+        !into.admits("<|line|>2 1 Shape <|vars|>{}"),
+        "the class line runs first"
+    );
+    let over = after_one(code, r#"<|line|>4 1 Shape <|vars|>{"sides":"0"}"#, Action::StepOver);
+    assert!(
+        over.admits(r#"<|return|>4 1 Shape <|vars|>{"sides":"..","area":"<function Shape.area>"} <|value|>"None""#)
+    );
+    assert!(!over.admits(r#"<|return|>4 1 Shape <|vars|>{"sides":"..","area":"<function area>"} <|value|>"None""#));
+    assert!(!over.admits(
+        r#"<|return|>4 1 Shape <|vars|>{"sides":"..","area":"<function Shape.area>","s":"1"} <|value|>"None""#
+    ));
+
+    // A private name is stored mangled: the names are not bounded then.
+    let private = "class Safe:\n    __pin = 1\n\n\ns = Safe()\n";
+    let over = after_one(private, "<|line|>2 1 Safe <|vars|>{}", Action::StepOver);
+    assert!(over.admits(r#"<|return|>2 1 Safe <|vars|>{"_Safe__pin":"1"} <|value|>"None""#));
+}
+
+#[test]
+fn a_module_returns_none() {
+    let code = "a = 1\nb = [a]\n";
+    let back = Bounds::new(
+        code,
+        Some(&state("<|end|>", None)),
+        Direction::Inverse,
+        Action::ReverseStepInto,
+        &BTreeSet::new(),
+    );
+    assert!(back.admits(r#"<|return|>2 0 <module> <|vars|>{"a":"1","b":"[1]"} <|value|>"None""#));
+    assert!(!back.admits(r#"<|return|>2 0 <module> <|vars|>{"a":"1","b":"[1]"} <|value|>"[1]""#));
+    let over = after_one(code, r#"<|line|>2 0 <module> <|vars|>{"a":"1"}"#, Action::StepOver);
+    assert!(!over.admits(r#"<|return|>2 0 <module> <|vars|>{"a":"..","b":"[1]"} <|value|>"1""#));
+}
+
+#[test]
+fn the_module_runs_each_top_level_statement_once_in_order() {
+    let code = "def f(n):\n    return n + 1\n\n\na = f(1)\nb = f(a)\nc = [a, b]\n";
+    // At line 6 the module has bound f and a, never c.
+    let prefix = trajectory(code, &[(r#"<|line|>5 0 <module> <|vars|>{"f":"<function f>"}"#, None)]);
+    let into = Bounds::after(&prefix, Action::StepInto);
+    assert!(!into.admits(r#"<|line|>6 0 <module> <|vars|>{"f":"..","a":"2","c":"[]"}"#));
+    // A breakpoint on a line the module has left behind is never hit again.
+    let prefix = trajectory(
+        code,
+        &[
+            ("<|line|>1 0 <module> <|vars|>{}", None),
+            (
+                r#"<|line|>6 0 <module> <|vars|>{"f":"<function f>","a":"2"}"#,
+                Some(Action::Breakpoint(6)),
+            ),
+        ],
+    );
+    let again = Bounds::after(&prefix, Action::Breakpoint(5));
+    assert!(!again.admits(r#"<|line|>5 0 <module> <|vars|>{"f":"<function f>","a":"2"}"#));
+    assert!(again.admits("<|end|>"));
+    // Stepping back, the module is never at a statement it has not reached.
+    let mut back = trajectory(
+        code,
+        &[(r#"<|line|>6 0 <module> <|vars|>{"f":"<function f>","a":"2"}"#, None)],
+    );
+    back.direction = Direction::Inverse;
+    let before = Bounds::after(&back, Action::ReverseStepInto);
+    assert!(!before.admits(r#"<|line|>7 0 <module> <|vars|>{"f":"<function f>","a":"2","b":"3"}"#));
+    assert!(before.admits(r#"<|return|>2 1 f <|vars|>{"n":"1"} <|value|>"2""#));
+    // A time-travel jump may land anywhere.
+    let jump = Bounds::after(&prefix, Action::Jump(2));
+    assert!(jump.admits(r#"<|line|>5 0 <module> <|vars|>{"f":"<function f>"}"#));
+}

@@ -1,0 +1,158 @@
+//! What a frame showed before says about its next state: the names it must show again,
+//! the names it may newly show, and the values the code that ran in between fixes.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use replayground_shared::trace_lang;
+use replayground_shared::{Action, State, StopKind};
+
+use super::{Bounds, code, hidden, json_contents};
+
+/// Names a frame showed before and must show again, in the same order.
+#[derive(Debug, Clone)]
+pub(super) struct Kept {
+    pub(super) depth: u32,
+    pub(super) function: String,
+    pub(super) names: Vec<Vec<u8>>,
+    /// New names come only after all of these: the module's globals are a dict, which
+    /// keeps insertion order (a function's locals keep the code's order instead).
+    pub(super) appended: bool,
+    /// When the answer is the frame's next event after a line event: the only names it
+    /// can show besides these.
+    pub(super) fresh: Option<HashSet<Vec<u8>>>,
+    /// Values the statement that ran fixes, as the JSON string's contents: `..` for a
+    /// name it cannot change, the repr its text gives a name it binds (a literal, a
+    /// `def`, a plain `class`).
+    pub(super) values: HashMap<Vec<u8>, Vec<u8>>,
+    /// Names the statement that ran binds whenever it completes, and the lines it spans:
+    /// a line event past them, or the frame's return, shows them all.
+    pub(super) required: Vec<Vec<u8>>,
+    pub(super) statement_lines: BTreeSet<u32>,
+    /// At the module: the last line of each top-level statement from the one it stopped
+    /// in on, with the names it always binds; a module event past that line shows them.
+    pub(super) completed: Vec<(u32, Vec<Vec<u8>>)>,
+}
+
+impl Kept {
+    pub(super) fn of(state: &State, appended: bool) -> Option<Self> {
+        let vars = if state.depth == Some(0) {
+            &state.globals
+        } else {
+            &state.locals
+        };
+        Some(Self {
+            depth: state.depth?,
+            function: state.function.clone()?,
+            names: vars.as_ref()?.0.iter().map(|(n, _)| n.as_bytes().to_vec()).collect(),
+            appended,
+            fresh: None,
+            values: HashMap::new(),
+            required: Vec::new(),
+            statement_lines: BTreeSet::new(),
+            completed: Vec::new(),
+        })
+    }
+}
+
+impl Bounds {
+    /// At the frame's next event after the line event `from` (`next_event`: when the
+    /// answer is that), fills in `kept`: the names it can newly show and those it must,
+    /// and the values the statement that ran fixes. `previous`: the state just before the
+    /// answer, when it is `from` (`..` refers to it); otherwise reprs are written out.
+    pub(super) fn after_statement(
+        &self,
+        kept: &mut Kept,
+        from: &State,
+        previous: Option<&State>,
+        action: Action,
+        next_event: bool,
+    ) {
+        let facts = self.facts.as_ref();
+        let effects = facts
+            .zip(from.line.zip(from.function.as_deref()))
+            .filter(|_| next_event && from.event == StopKind::Line)
+            .and_then(|(facts, (line, function))| facts.effects(function, line));
+        // Between a call event and its frame's next event nothing runs in the frame (a
+        // generator's resumed `yield` may bind, though).
+        if let Some(facts) = facts
+            && next_event
+            && from.event == StopKind::Call
+            && let (Some(line), Some(function)) = (from.line, from.function.as_deref())
+            && !facts.may_be_generator(function, line)
+        {
+            kept.fresh = Some(HashSet::new());
+            if previous.is_some() {
+                for (name, _) in trace_lang::shown_vars(from) {
+                    kept.values
+                        .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
+                }
+            }
+            return;
+        }
+        let (Some(facts), Some(effects)) = (facts, effects) else {
+            return;
+        };
+        let shown = trace_lang::shown_vars(from);
+        for binding in &effects.bindings {
+            let name = binding.name.as_bytes().to_vec();
+            // A name `global` or `nonlocal` sends to another frame is not this one's.
+            if binding.certain
+                && !hidden(&binding.name)
+                && !facts.declared.contains(&binding.name)
+                && !kept.required.contains(&name)
+            {
+                kept.required.push(name.clone());
+            }
+            let Some(repr) = binding.repr.as_deref().map(trace_lang::normalize_repr) else {
+                continue;
+            };
+            let before = code::shown_repr(shown, &binding.name);
+            // Bound twice, or written over several lines (a line event may come before
+            // the name is rebound): left to the model.
+            if effects.times_bound(&binding.name) > 1 || (binding.multiline && before.is_some()) {
+                continue;
+            }
+            let value = match previous {
+                Some(_) if before.as_deref() == Some(repr.as_str()) => trace_lang::UNCHANGED.to_owned(),
+                _ => repr,
+            };
+            kept.values.insert(name, json_contents(&value));
+        }
+        // Nothing else changes: no code the step would stop in ran, and a step over hid
+        // none either.
+        let hidden = action != Action::StepInto && effects.operates && facts.program.hidden_code;
+        if previous.is_some() && !hidden {
+            for name in facts.untouched(&effects, shown) {
+                kept.values
+                    .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
+            }
+        }
+        kept.fresh = Some(facts.fresh_names(&effects));
+        kept.statement_lines = effects.lines;
+    }
+
+    /// Stepping back from the return event `from`: the event before it in the same frame
+    /// (the line that returned, or its exception) shows no name `from` does not, and
+    /// every name the statement there cannot change is `..`. Nothing between the two
+    /// events ran code the tracer sees, or that would be the event before.
+    pub(super) fn before_return(&mut self, from: &State) {
+        let Some(facts) = self.facts.as_ref().filter(|f| f.names_kept) else {
+            return;
+        };
+        let (Some(line), Some(function)) = (from.line, from.function.as_deref()) else {
+            return;
+        };
+        let effects = facts
+            .effects(function, line)
+            .filter(|_| !facts.may_be_generator(function, line));
+        let (Some(effects), Some(mut kept)) = (effects, Kept::of(from, false)) else {
+            return;
+        };
+        kept.fresh = Some(kept.names.drain(..).collect());
+        for name in facts.untouched(&effects, trace_lang::shown_vars(from)) {
+            kept.values
+                .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
+        }
+        self.kept.push(kept);
+    }
+}
