@@ -109,11 +109,13 @@ fn the_real_suite_splits_into_development_and_held_out_cases() {
     assert_eq!(&development | &held_out, all, "every case is in one split");
     // 20 until 2026-12-03, when 14 moved to development (its transcript showed the agent
     // accepting a Keras error for another reason) and 18 made way for the new case 38; 30
-    // from 2026-12-03 (late afternoon), with the 11 posts that need pandas, scikit-learn or torchvision.
-    assert!(held_out.len() >= 30, "{} held-out cases", held_out.len());
-    // Those 11 are also a split of their own, so that cases no rule has met are reported apart.
+    // from 2026-12-03 (late afternoon), with the 11 posts that need pandas, scikit-learn or torchvision;
+    // 29 from 2026-12-04, when 45 moved to development (its wrong acceptance made the agent
+    // refuse a run that reads as a warning for a silent bug) and no unconverted post was left.
+    assert!(held_out.len() >= 29, "{} held-out cases", held_out.len());
+    // Those posts are also a split of their own, so that cases no rule has met are reported apart.
     let batch = split("held_out_b");
-    assert!(batch.len() >= 11 && batch.is_subset(&held_out), "{batch:?}");
+    assert!(batch.len() >= 10 && batch.is_subset(&held_out), "{batch:?}");
 
     // `cargo xtask test` runs the `ci` cases with TensorFlow alone installed.
     let ci = select_split(&dir, load_suite(&dir).expect("the real suite loads"), "ci").expect("a ci split");

@@ -518,6 +518,31 @@ fn shapes(
                 }
                 shapes
             }
+            // Before a line event: its own frame's call (or resumption), an earlier line,
+            // an exception it caught, or the return of a call it made.
+            Action::ReverseStepInto if from.event == StopKind::Line => vec![
+                Shape::frame_of(from, depth, Events::LINE.or(Events::CALL).or(Events::EXCEPTION)),
+                Shape::depths(depth + 1, depth + 1, Events::RETURN),
+            ],
+            // Before a call: the caller's line that made it, or the return of an earlier
+            // call the same line made (a callback the caller handed a builtin, too).
+            Action::ReverseStepInto if from.event == StopKind::Call && depth > 0 => vec![
+                Shape::depths(depth - 1, depth - 1, Events::LINE),
+                Shape::depths(depth, depth, Events::RETURN),
+            ],
+            // Before an exception: the statement that raised it (a generator may be thrown
+            // into right after it resumed), or the return of the callee it came out of.
+            Action::ReverseStepInto if from.event == StopKind::Exception => vec![
+                Shape {
+                    lines: facts.statement_lines(line),
+                    ..Shape::frame_of(
+                        from,
+                        depth,
+                        Events::LINE.or(if generator { Events::CALL } else { Events::LINE }),
+                    )
+                },
+                Shape::depths(depth + 1, depth + 1, Events::RETURN),
+            ],
             // The event before: this frame's, its caller's (at a call), or a callee's return.
             Action::ReverseStepInto => vec![
                 Shape::depths(0, depth, Events::ANY),

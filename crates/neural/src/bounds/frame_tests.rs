@@ -1,6 +1,8 @@
 //! How frames start and how the module runs: calls, class bodies, the module's order.
 
 use replayground_shared::Action;
+use std::collections::BTreeSet;
+
 use replayground_shared::trace_lang::Direction;
 
 use super::tests::{after_one, state, trajectory};
@@ -137,4 +139,33 @@ fn the_module_runs_each_top_level_statement_once_in_order() {
     // A time-travel jump may land anywhere.
     let jump = Bounds::after(&prefix, Action::Jump(2));
     assert!(jump.admits(r#"<|line|>5 0 <module> <|vars|>{"f":"<function f>"}"#));
+}
+
+#[test]
+fn stepping_back_from_a_line_a_call_or_an_exception_stays_near_its_frame() {
+    let code = "def f(n):\n    m = n + 1\n    return m\n\n\ndef g():\n    return f(1) + f(2)\n\n\nx = g()\n";
+    let back = |from: &str| {
+        Bounds::new(
+            code,
+            Some(&state(from, None)),
+            Direction::Inverse,
+            Action::ReverseStepInto,
+            &BTreeSet::new(),
+        )
+    };
+    // Before f's line 2: f's call, never the caller's line.
+    let before = back(r#"<|line|>2 2 f <|vars|>{"n":"1"}"#);
+    assert!(before.admits(r#"<|call|>1 2 f <|vars|>{"n":"1"}"#));
+    assert!(!before.admits(r#"<|line|>7 1 g <|vars|>{}"#));
+    // Before a call: the caller's line, or the return of the call before it on that line.
+    let before = back(r#"<|call|>1 2 f <|vars|>{"n":"2"}"#);
+    assert!(before.admits("<|line|>7 1 g <|vars|>{}"));
+    assert!(before.admits(r#"<|return|>3 2 f <|vars|>{"n":"1","m":"2"} <|value|>"2""#));
+    assert!(!before.admits(r#"<|line|>2 2 f <|vars|>{"n":"1"}"#));
+    assert!(!before.admits(r#"<|line|>10 0 <module> <|vars|>{"f":"<function f>","g":"<function g>"}"#));
+    // Before an exception: the statement that raised it, or the callee it came out of.
+    let before = back(r#"<|exception|>7 1 g <|vars|>{} <|value|>"ZeroDivisionError('division by zero')""#);
+    assert!(before.admits("<|line|>7 1 g <|vars|>{}"));
+    assert!(before.admits(r#"<|return|>3 2 f <|vars|>{"n":"1","m":"2"} <|value|>"None""#));
+    assert!(!before.admits(r#"<|line|>10 0 <module> <|vars|>{"f":"<function f>","g":"<function g>"}"#));
 }

@@ -383,7 +383,14 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
                 + 0.2 * value_match.max(cue_recall);
             // A silent bug is only shown by a script that runs to the end: one that prints
             // the symptom and then crashes reproduces a different bug, so it is refined.
-            let score = if crashed { score.min(ACCEPT_SCORE - 0.1) } else { score };
+            // So is one whose output reads as a warning (a deprecated argument's, say): it
+            // shows that warning, not the silent bug, however many reported values it prints.
+            let warned = !crashed && observed.class == SymptomClass::Warning;
+            let score = if crashed || warned {
+                score.min(ACCEPT_SCORE - 0.1)
+            } else {
+                score
+            };
             let seen = if crashed {
                 run.traceback.as_ref().map_or_else(
                     || "it crashed".to_owned(),
@@ -401,10 +408,15 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
                     }
                 )
             };
+            let fix = if warned {
+                " The report shows no warning: remove what raises it (a deprecated argument or API) so that the run shows the bug itself."
+            } else {
+                ""
+            };
             (
                 score,
                 format!(
-                    "The report shows {} ({}); {seen}.",
+                    "The report shows {} ({}); {seen}.{fix}",
                     expected.class.as_str(),
                     expected_cues.iter().cloned().collect::<Vec<_>>().join(", ")
                 ),
@@ -669,6 +681,29 @@ mod tests {
         );
         align_with_report(&report, &mut crashed);
         assert_eq!(crashed.symptom.class, SymptomClass::Crash);
+    }
+
+    #[test]
+    fn a_run_that_reads_as_a_warning_does_not_show_a_silent_bug() {
+        let report = rules_of(BugReport {
+            title: "Regression does not learn: accuracy stays at zero".into(),
+            observed: "loss: 1297.6431 - accuracy: 0.0000e+00".into(),
+            ..BugReport::default()
+        });
+        assert!(report.symptom.class.is_silent(), "{report:?}");
+        let stdout = "loss: 1297.6431 - accuracy: 0.0000e+00\n";
+        let warning = "WARNING:absl:`lr` is deprecated in Keras optimizer, please use `learning_rate`.\n";
+        let mut warned = observe(Termination::Exited(0), stdout, warning, 1);
+        align_with_report(&report, &mut warned);
+        assert_eq!(warned.symptom.class, SymptomClass::Warning, "{warned:?}");
+        let (score, detail) = score_run(&report, &warned);
+        assert!(score < ACCEPT_SCORE, "{score} {detail}");
+        assert!(detail.contains("remove what raises it"), "{detail}");
+        // The same values without the warning show it.
+        let mut quiet = observe(Termination::Exited(0), stdout, "", 1);
+        align_with_report(&report, &mut quiet);
+        let (score, detail) = score_run(&report, &quiet);
+        assert!(score >= ACCEPT_SCORE, "{score} {detail} {quiet:?}");
     }
 
     #[test]
