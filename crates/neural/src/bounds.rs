@@ -285,6 +285,13 @@ impl Bounds {
         }) {
             bounds.before_return(from);
         }
+        if let Some(from) = from.filter(|f| {
+            direction == Direction::Inverse
+                && action == Action::ReverseStepInto
+                && matches!(f.event, StopKind::Line | StopKind::Exception)
+        }) {
+            bounds.before_line(from);
+        }
         bounds
     }
 
@@ -303,7 +310,7 @@ impl Bounds {
         self.kept_for(depth, function).map_or(0, |k| {
             trace_lang::shown_vars(state)
                 .iter()
-                .filter(|(name, _)| k.values.contains_key(name.as_bytes()))
+                .filter(|(name, _)| k.fixed(state.event, state.line.unwrap_or(0), name.as_bytes()).is_some())
                 .count()
         })
     }
@@ -447,14 +454,12 @@ impl Bounds {
             return call.parameters.iter().chain(&call.free).any(|n| fits(n));
         }
         // The module has run its top-level statements up to the one holding `line`.
-        if function == MODULE && !facts.module_bound_by(event, line, key, whole) {
-            return false;
-        }
+        let bound_by_then = |n: &str| function != MODULE || facts.module_bound_by(event, line, n);
         let mut scopes = facts.scopes_named(function, line).peekable();
         if scopes.peek().is_none() {
             return true;
         }
-        scopes.any(|s| !s.bounded_names || s.names.iter().any(|n| fits(n)))
+        scopes.any(|s| !s.bounded_names || s.names.iter().any(|n| fits(n) && bound_by_then(n)))
     }
 
     /// The names a frame of `function` shows at a call event at `line`, when the text

@@ -305,17 +305,12 @@ impl CodeFacts {
         self.top_level.iter().position(|s| (s.first..=s.last).contains(&line))
     }
 
-    /// Whether the module's frame can show `name` (so far, unless `whole`) at an `event`
-    /// at `line`: a name the statements before the one holding `line` bind, or that one
-    /// (unless it is a simple statement whose first line event this is), or one that
-    /// `global` lets a function bind.
-    pub(super) fn module_bound_by(&self, event: StopKind, line: u32, name: &[u8], whole: bool) -> bool {
+    /// Whether the module's frame can show `name` at an `event` at `line`: a name the
+    /// statements before the one holding `line` bind, or that one (unless it is a simple
+    /// statement whose first line event this is), or one that `global` lets a function bind.
+    pub(super) fn module_bound_by(&self, event: StopKind, line: u32, name: &str) -> bool {
         let Some(at) = self.top_level_at(line) else {
             return true;
-        };
-        let fits = |n: &String| {
-            let n = n.as_bytes();
-            if whole { n == name } else { n.starts_with(name) }
         };
         let statement = &self.top_level[at];
         let ran = if event == StopKind::Line && statement.simple && line == statement.first {
@@ -323,7 +318,7 @@ impl CodeFacts {
         } else {
             at + 1
         };
-        self.declared.iter().any(fits) || self.top_level[..ran].iter().any(|s| s.names.iter().any(fits))
+        self.declared.contains(name) || self.top_level[..ran].iter().any(|s| s.names.contains(name))
     }
 
     /// The scopes a frame named `function` at `line` can be.

@@ -113,6 +113,10 @@ fn the_module_runs_each_top_level_statement_once_in_order() {
     let prefix = trajectory(code, &[(r#"<|line|>5 0 <module> <|vars|>{"f":"<function f>"}"#, None)]);
     let into = Bounds::after(&prefix, Action::StepInto);
     assert!(!into.admits(r#"<|line|>6 0 <module> <|vars|>{"f":"..","a":"2","c":"[]"}"#));
+    // Once f and a are written no other name can come: the scan says so at the quote
+    // (the decoder would otherwise reach a dead end).
+    let mut scan = into.scan();
+    assert!(!scan.feed(br#"<|line|>6 0 <module> <|vars|>{"f":"..","a":"2",""#));
     // A breakpoint on a line the module has left behind is never hit again.
     let prefix = trajectory(
         code,
@@ -155,7 +159,7 @@ fn stepping_back_from_a_line_a_call_or_an_exception_stays_near_its_frame() {
     };
     // Before f's line 2: f's call, never the caller's line.
     let before = back(r#"<|line|>2 2 f <|vars|>{"n":"1"}"#);
-    assert!(before.admits(r#"<|call|>1 2 f <|vars|>{"n":"1"}"#));
+    assert!(before.admits(r#"<|call|>1 2 f <|vars|>{"n":".."}"#));
     assert!(!before.admits(r#"<|line|>7 1 g <|vars|>{}"#));
     // Before a call: the caller's line, or the return of the call before it on that line.
     let before = back(r#"<|call|>1 2 f <|vars|>{"n":"2"}"#);
@@ -168,4 +172,29 @@ fn stepping_back_from_a_line_a_call_or_an_exception_stays_near_its_frame() {
     assert!(before.admits("<|line|>7 1 g <|vars|>{}"));
     assert!(before.admits(r#"<|return|>3 2 f <|vars|>{"n":"1","m":"2"} <|value|>"None""#));
     assert!(!before.admits(r#"<|line|>10 0 <module> <|vars|>{"f":"<function f>","g":"<function g>"}"#));
+}
+
+#[test]
+fn stepping_back_from_a_line_unchanged_names_are_unchanged() {
+    let code = "def f(n):\n    m = n + 1\n    k = 2\n    return m * k\n\n\nx = f(1)\n";
+    let back = |from: &str| {
+        Bounds::new(
+            code,
+            Some(&state(from, None)),
+            Direction::Inverse,
+            Action::ReverseStepInto,
+            &BTreeSet::new(),
+        )
+    };
+    let before = back(r#"<|line|>4 1 f <|vars|>{"n":"1","m":"2","k":"2"}"#);
+    // Line 3 binds k alone: n and m were as they are now.
+    assert!(before.admits(r#"<|line|>3 1 f <|vars|>{"n":"..","m":".."}"#));
+    assert!(!before.admits(r#"<|line|>3 1 f <|vars|>{"n":"..","m":"5"}"#));
+    assert!(
+        !before.admits(r#"<|line|>3 1 f <|vars|>{"n":"..","m":"..","z":"1"}"#),
+        "no name it does not show now"
+    );
+    let before = back(r#"<|line|>2 1 f <|vars|>{"n":"1"}"#);
+    assert!(before.admits(r#"<|call|>1 1 f <|vars|>{"n":".."}"#));
+    assert!(!before.admits(r#"<|call|>1 1 f <|vars|>{"n":"0"}"#));
 }

@@ -31,9 +31,31 @@ pub(super) struct Kept {
     /// At the module: the last line of each top-level statement from the one it stopped
     /// in on, with the names it always binds; a module event past that line shows them.
     pub(super) completed: Vec<(u32, Vec<Vec<u8>>)>,
+    /// Stepping back: the names that are `..` at a line or exception event on each line
+    /// (those the statement there cannot change), and whether a call event shows every
+    /// name `..` (nothing ran between a call and its frame's first line).
+    pub(super) unchanged_at: HashMap<u32, HashSet<Vec<u8>>>,
+    pub(super) call_unchanged: bool,
 }
 
 impl Kept {
+    /// The value (the JSON string's contents) the bounds fix for `name` at an `event` at
+    /// `line` of this frame, if any.
+    pub(super) fn fixed(&self, event: StopKind, line: u32, name: &[u8]) -> Option<&[u8]> {
+        let unchanged = match event {
+            StopKind::Call => self.call_unchanged,
+            StopKind::Line | StopKind::Exception => {
+                self.unchanged_at.get(&line).is_some_and(|names| names.contains(name))
+            }
+            _ => false,
+        };
+        if unchanged {
+            Some(trace_lang::UNCHANGED.as_bytes())
+        } else {
+            self.values.get(name).map(Vec::as_slice)
+        }
+    }
+
     pub(super) fn of(state: &State, appended: bool) -> Option<Self> {
         let vars = if state.depth == Some(0) {
             &state.globals
@@ -50,6 +72,8 @@ impl Kept {
             required: Vec::new(),
             statement_lines: BTreeSet::new(),
             completed: Vec::new(),
+            unchanged_at: HashMap::new(),
+            call_unchanged: false,
         })
     }
 }
@@ -152,6 +176,39 @@ impl Bounds {
         for name in facts.untouched(&effects, trace_lang::shown_vars(from)) {
             kept.values
                 .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
+        }
+        self.kept.push(kept);
+    }
+
+    /// Stepping back from the line or exception event `from`: the event before it in the
+    /// same frame (its call, or the statement that ran last) shows no name `from` does
+    /// not; at a call every name is `..`, and at a line every name the statement there
+    /// cannot change. The statement ran no code the tracer sees, or that code's return
+    /// would be the event before.
+    pub(super) fn before_line(&mut self, from: &State) {
+        let Some(facts) = self.facts.as_ref().filter(|f| f.names_kept) else {
+            return;
+        };
+        let (Some(line), Some(function)) = (from.line, from.function.as_deref()) else {
+            return;
+        };
+        if facts.may_be_generator(function, line) {
+            return;
+        }
+        let Some(mut kept) = Kept::of(from, false) else {
+            return;
+        };
+        kept.fresh = Some(kept.names.drain(..).collect());
+        kept.call_unchanged = true;
+        let shown = trace_lang::shown_vars(from);
+        for scope in facts.scopes_named(function, line) {
+            for &at in facts.code_lines.iter().filter(|&&at| facts.runs(scope, at)) {
+                if let Some(effects) = facts.effects(function, at) {
+                    let names = facts.untouched(&effects, shown);
+                    kept.unchanged_at
+                        .insert(at, names.into_iter().map(|n| n.as_bytes().to_vec()).collect());
+                }
+            }
         }
         self.kept.push(kept);
     }

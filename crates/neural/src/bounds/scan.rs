@@ -162,7 +162,10 @@ impl Scan<'_> {
                 {
                     self.next_kept += 1;
                 }
-                self.value = self.kept.and_then(|k| k.values.get(&key)).map(Vec::as_slice);
+                self.value = self
+                    .kept
+                    .zip(self.event)
+                    .and_then(|(k, event)| k.fixed(event, self.line, &key));
                 self.value_at = 0;
                 self.keys.push(key);
                 self.stage = Stage::AfterKey;
