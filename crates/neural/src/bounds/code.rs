@@ -91,6 +91,8 @@ pub struct CodeFacts {
     pub(super) names_kept: bool,
     /// Names a `global` or `nonlocal` statement lets another frame bind.
     pub(super) declared: HashSet<String>,
+    /// Names a `global` statement lets a function bind in the module.
+    pub(super) globals: HashSet<String>,
     /// What the whole program says about code that can run unseen.
     pub(super) program: Program,
     /// The module's top-level statements in order (the module runs each once, in this order).
@@ -132,8 +134,9 @@ impl CodeFacts {
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
         let names_kept = names_known && !unbinds(root);
-        let declared = declared_names(root, source);
-        narrow_to_bindings(root, source, &mut scopes, &declared);
+        let declared = declared_names(root, source, &["global_statement", "nonlocal_statement"]);
+        let globals = declared_names(root, source, &["global_statement"]);
+        narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
         let program = Program::new(root, source);
         let mut cursor = root.walk();
         let top_level: Vec<TopLevel> = root
@@ -153,6 +156,7 @@ impl CodeFacts {
             names_known,
             names_kept,
             declared,
+            globals,
             program,
             top_level,
             tree,
@@ -318,7 +322,7 @@ impl CodeFacts {
         } else {
             at + 1
         };
-        self.declared.contains(name) || self.top_level[..ran].iter().any(|s| s.names.contains(name))
+        self.globals.contains(name) || self.top_level[..ran].iter().any(|s| s.names.contains(name))
     }
 
     /// The scopes a frame named `function` at `line` can be.
@@ -422,9 +426,15 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
 /// own statements bind and what `global` lets a function bind; a function's locals are
 /// its parameters, what its body binds, and the free variables it reads from enclosing
 /// functions; a plain class body's namespace is what its body binds.
-fn narrow_to_bindings(root: Node<'_>, source: &[u8], scopes: &mut [Scope], declared: &HashSet<String>) {
+fn narrow_to_bindings(
+    root: Node<'_>,
+    source: &[u8],
+    scopes: &mut [Scope],
+    declared: &HashSet<String>,
+    globals: &HashSet<String>,
+) {
     let mut module = effects::bound_names(root, source);
-    module.extend(declared.iter().cloned());
+    module.extend(globals.iter().cloned());
     scopes[0].names.retain(|n| module.contains(n));
     let scope_of = |node: Node<'_>, scopes: &[Scope]| {
         let name = node
@@ -504,15 +514,15 @@ fn mangles(class: Node<'_>, source: &[u8]) -> bool {
     false
 }
 
-/// The names `global` and `nonlocal` statements declare.
-fn declared_names(root: Node<'_>, source: &[u8]) -> HashSet<String> {
+/// The names statements of `kinds` (`global_statement`, `nonlocal_statement`) declare.
+fn declared_names(root: Node<'_>, source: &[u8], kinds: &[&str]) -> HashSet<String> {
     let mut declared = HashSet::new();
     let mut stack = vec![(root, false)];
     while let Some((node, in_declaration)) = stack.pop() {
         if in_declaration && node.kind() == "identifier" {
             declared.insert(node.utf8_text(source).unwrap_or_default().to_owned());
         }
-        let declaration = in_declaration || matches!(node.kind(), "global_statement" | "nonlocal_statement");
+        let declaration = in_declaration || kinds.contains(&node.kind());
         let mut cursor = node.walk();
         stack.extend(node.children(&mut cursor).map(|c| (c, declaration)));
     }

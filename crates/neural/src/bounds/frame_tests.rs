@@ -160,7 +160,7 @@ fn stepping_back_from_a_line_a_call_or_an_exception_stays_near_its_frame() {
     // Before f's line 2: f's call, never the caller's line.
     let before = back(r#"<|line|>2 2 f <|vars|>{"n":"1"}"#);
     assert!(before.admits(r#"<|call|>1 2 f <|vars|>{"n":".."}"#));
-    assert!(!before.admits(r#"<|line|>7 1 g <|vars|>{}"#));
+    assert!(!before.admits("<|line|>7 1 g <|vars|>{}"));
     // Before a call: the caller's line, or the return of the call before it on that line.
     let before = back(r#"<|call|>1 2 f <|vars|>{"n":"2"}"#);
     assert!(before.admits("<|line|>7 1 g <|vars|>{}"));
@@ -197,4 +197,23 @@ fn stepping_back_from_a_line_unchanged_names_are_unchanged() {
     let before = back(r#"<|line|>2 1 f <|vars|>{"n":"1"}"#);
     assert!(before.admits(r#"<|call|>1 1 f <|vars|>{"n":".."}"#));
     assert!(!before.admits(r#"<|call|>1 1 f <|vars|>{"n":"0"}"#));
+}
+
+#[test]
+fn a_key_is_admitted_only_where_one_name_meets_every_bound() {
+    let code = "def make():\n    count = 0\n    def bump():\n        nonlocal count\n        count += 1\n        return count\n    return bump\n\n\ntick = make()\nc = tick()\nprint(c)\n";
+    let from =
+        r#"<|line|>12 0 <module> <|vars|>{"make":"<function make>","tick":"<function make.<locals>.bump>","c":"1"}"#;
+    let before = Bounds::new(
+        code,
+        Some(&state(from, None)),
+        Direction::Inverse,
+        Action::ReverseStepInto,
+        &BTreeSet::new(),
+    );
+    // Back at line 11 the module has not bound `c` yet, and `count` is no global: nothing
+    // that starts with `c` can come.
+    let mut scan = before.scan();
+    assert!(!scan.feed(br#"<|line|>11 0 <module> <|vars|>{"make":"..","tick":"..","c"#));
+    assert!(before.admits(r#"<|line|>11 0 <module> <|vars|>{"make":"..","tick":".."}"#));
 }

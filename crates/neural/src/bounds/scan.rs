@@ -254,22 +254,19 @@ impl Scan<'_> {
         }
         let new_allowed = self.kept.is_none_or(|k| !k.appended || due.is_none());
         let taken = |name: &[u8]| self.keys.iter().any(|k| k == name) || kept.iter().any(|k| k == name);
-        let fresh = self.kept.and_then(|k| k.fresh.as_ref());
-        let fresh_admits = fresh.is_none_or(|names| {
-            names
+        let frame_admits = |name: &[u8], whole: bool| match (&self.function, self.event) {
+            (Some(function), Some(event)) => self.bounds.admits_key(event, function, self.line, name, &taken, whole),
+            _ => true,
+        };
+        // One name must meet every bound: a fresh one the frame can show (two names
+        // each meeting one would lead the decoder to a dead end).
+        let admitted = match self.kept.and_then(|k| k.fresh.as_ref()) {
+            Some(fresh) => fresh
                 .iter()
-                .any(|n| !taken(n) && if whole { n == key } else { n.starts_with(key) })
-        });
-        new_allowed
-            && fresh_admits
-            && (!whole || !taken(key))
-            && match &self.function {
-                Some(function) => match self.event {
-                    Some(event) => self.bounds.admits_key(event, function, self.line, key, &taken, whole),
-                    None => true,
-                },
-                None => true,
-            }
+                .any(|n| !taken(n) && (if whole { n == key } else { n.starts_with(key) }) && frame_admits(n, true)),
+            None => frame_admits(key, whole),
+        };
+        new_allowed && admitted && (!whole || !taken(key))
     }
 
     /// Whether every name the frame must show again has been written, and, past the
