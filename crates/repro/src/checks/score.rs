@@ -383,9 +383,13 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
                 + 0.2 * value_match.max(cue_recall);
             // A silent bug is only shown by a script that runs to the end: one that prints
             // the symptom and then crashes reproduces a different bug, so it is refined.
-            // So is one whose output reads as a warning (a deprecated argument's, say): it
-            // shows that warning, not the silent bug, however many reported values it prints.
-            let warned = !crashed && observed.class == SymptomClass::Warning;
+            // So is one whose output reads as a warning (a deprecated argument's, say) when
+            // the report speaks of none: it shows that warning, not the silent bug, however
+            // many reported values it prints.
+            let report_warns = format!("{}\n{}", report.problem, report.observed)
+                .to_lowercase()
+                .contains("warn");
+            let warned = !crashed && observed.class == SymptomClass::Warning && !report_warns;
             let score = if crashed || warned {
                 score.min(ACCEPT_SCORE - 0.1)
             } else {
@@ -699,6 +703,14 @@ mod tests {
         let (score, detail) = score_run(&report, &warned);
         assert!(score < ACCEPT_SCORE, "{score} {detail}");
         assert!(detail.contains("remove what raises it"), "{detail}");
+        // A report that speaks of the warning may be shown with it.
+        let warning_report = rules_of(BugReport {
+            title: "Regression does not learn: accuracy stays at zero, with a warning".into(),
+            observed: "loss: 1297.6431 - accuracy: 0.0000e+00".into(),
+            ..BugReport::default()
+        });
+        assert!(warning_report.symptom.class.is_silent(), "{warning_report:?}");
+        assert!(score_run(&warning_report, &warned).0 >= ACCEPT_SCORE);
         // The same values without the warning show it.
         let mut quiet = observe(Termination::Exited(0), stdout, "", 1);
         align_with_report(&report, &mut quiet);
