@@ -134,8 +134,7 @@ impl CodeFacts {
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
         let names_kept = names_known && !unbinds(root);
-        let declared = declared_names(root, source, &["global_statement", "nonlocal_statement"]);
-        let globals = declared_names(root, source, &["global_statement"]);
+        let (declared, globals) = declared_names(root, source);
         narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
         let program = Program::new(root, source);
         let mut cursor = root.walk();
@@ -514,19 +513,27 @@ fn mangles(class: Node<'_>, source: &[u8]) -> bool {
     false
 }
 
-/// The names statements of `kinds` (`global_statement`, `nonlocal_statement`) declare.
-fn declared_names(root: Node<'_>, source: &[u8], kinds: &[&str]) -> HashSet<String> {
-    let mut declared = HashSet::new();
-    let mut stack = vec![(root, false)];
-    while let Some((node, in_declaration)) = stack.pop() {
-        if in_declaration && node.kind() == "identifier" {
-            declared.insert(node.utf8_text(source).unwrap_or_default().to_owned());
+/// The names `global` and `nonlocal` statements declare, and those `global` alone does.
+fn declared_names(root: Node<'_>, source: &[u8]) -> (HashSet<String>, HashSet<String>) {
+    let (mut declared, mut globals) = (HashSet::new(), HashSet::new());
+    // Each node with the declaration it is inside, if any.
+    let mut stack = vec![(root, None)];
+    while let Some((node, declaration)) = stack.pop() {
+        if let Some(kind) = declaration
+            && node.kind() == "identifier"
+        {
+            let name = node.utf8_text(source).unwrap_or_default().to_owned();
+            if kind == "global_statement" {
+                globals.insert(name.clone());
+            }
+            declared.insert(name);
         }
-        let declaration = in_declaration || kinds.contains(&node.kind());
+        let declaration = declaration
+            .or_else(|| Some(node.kind()).filter(|k| matches!(*k, "global_statement" | "nonlocal_statement")));
         let mut cursor = node.walk();
         stack.extend(node.children(&mut cursor).map(|c| (c, declaration)));
     }
-    declared
+    (declared, globals)
 }
 
 /// Whether the program unbinds a name: `del`, or an `except ... as NAME` handler.

@@ -8,6 +8,17 @@ use replayground_shared::trace_lang::Direction;
 use super::tests::{after_one, state, trajectory};
 use super::*;
 
+/// The bounds on the state one `reverse_step_into` before `from` in a run of `code`.
+fn one_step_back(code: &str, from: &str) -> Bounds {
+    Bounds::new(
+        code,
+        Some(&state(from, None)),
+        Direction::Inverse,
+        Action::ReverseStepInto,
+        &BTreeSet::new(),
+    )
+}
+
 #[test]
 fn a_call_shows_its_parameters_and_then_nothing_new() {
     let code = "def area(w, h=2, *rest, scale: int = 1, **opts):\n    out = w * h\n    return out\n\n\nx = area(3)\n";
@@ -93,13 +104,7 @@ fn a_plain_class_body_starts_empty_on_its_first_line_and_binds_its_names() {
 #[test]
 fn a_module_returns_none() {
     let code = "a = 1\nb = [a]\n";
-    let back = Bounds::new(
-        code,
-        Some(&state("<|end|>", None)),
-        Direction::Inverse,
-        Action::ReverseStepInto,
-        &BTreeSet::new(),
-    );
+    let back = one_step_back(code, "<|end|>");
     assert!(back.admits(r#"<|return|>2 0 <module> <|vars|>{"a":"1","b":"[1]"} <|value|>"None""#));
     assert!(!back.admits(r#"<|return|>2 0 <module> <|vars|>{"a":"1","b":"[1]"} <|value|>"[1]""#));
     let over = after_one(code, r#"<|line|>2 0 <module> <|vars|>{"a":"1"}"#, Action::StepOver);
@@ -148,15 +153,7 @@ fn the_module_runs_each_top_level_statement_once_in_order() {
 #[test]
 fn stepping_back_from_a_line_a_call_or_an_exception_stays_near_its_frame() {
     let code = "def f(n):\n    m = n + 1\n    return m\n\n\ndef g():\n    return f(1) + f(2)\n\n\nx = g()\n";
-    let back = |from: &str| {
-        Bounds::new(
-            code,
-            Some(&state(from, None)),
-            Direction::Inverse,
-            Action::ReverseStepInto,
-            &BTreeSet::new(),
-        )
-    };
+    let back = |from: &str| one_step_back(code, from);
     // Before f's line 2: f's call, never the caller's line.
     let before = back(r#"<|line|>2 2 f <|vars|>{"n":"1"}"#);
     assert!(before.admits(r#"<|call|>1 2 f <|vars|>{"n":".."}"#));
@@ -177,15 +174,7 @@ fn stepping_back_from_a_line_a_call_or_an_exception_stays_near_its_frame() {
 #[test]
 fn stepping_back_from_a_line_unchanged_names_are_unchanged() {
     let code = "def f(n):\n    m = n + 1\n    k = 2\n    return m * k\n\n\nx = f(1)\n";
-    let back = |from: &str| {
-        Bounds::new(
-            code,
-            Some(&state(from, None)),
-            Direction::Inverse,
-            Action::ReverseStepInto,
-            &BTreeSet::new(),
-        )
-    };
+    let back = |from: &str| one_step_back(code, from);
     let before = back(r#"<|line|>4 1 f <|vars|>{"n":"1","m":"2","k":"2"}"#);
     // Line 3 binds k alone: n and m were as they are now.
     assert!(before.admits(r#"<|line|>3 1 f <|vars|>{"n":"..","m":".."}"#));
@@ -204,13 +193,7 @@ fn a_key_is_admitted_only_where_one_name_meets_every_bound() {
     let code = "def make():\n    count = 0\n    def bump():\n        nonlocal count\n        count += 1\n        return count\n    return bump\n\n\ntick = make()\nc = tick()\nprint(c)\n";
     let from =
         r#"<|line|>12 0 <module> <|vars|>{"make":"<function make>","tick":"<function make.<locals>.bump>","c":"1"}"#;
-    let before = Bounds::new(
-        code,
-        Some(&state(from, None)),
-        Direction::Inverse,
-        Action::ReverseStepInto,
-        &BTreeSet::new(),
-    );
+    let before = one_step_back(code, from);
     // Back at line 11 the module has not bound `c` yet, and `count` is no global: nothing
     // that starts with `c` can come.
     let mut scan = before.scan();
