@@ -16,7 +16,7 @@
 //!
 //! [`StateTree::step`]: replayground_shared::StateTree::step
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
@@ -26,10 +26,11 @@ mod effects;
 mod flow;
 mod kept;
 mod literal;
+mod names;
 mod scan;
 
 pub use code::CodeFacts;
-use code::{CallNames, MODULE, Scope, hidden, line_of};
+use code::{CallNames, MODULE, Scope, ScopeKind, hidden, line_of};
 use kept::Kept;
 pub use scan::Scan;
 use scan::Stage;
@@ -102,6 +103,9 @@ struct Shape {
     max_depth: Option<u32>,
     /// `None`: any function whose scope holds the line.
     function: Option<String>,
+    /// A call the statement on these lines makes: a list, set or dict comprehension's
+    /// frame only if the comprehension is written there (it runs where it is written).
+    callee_within: Option<BTreeSet<u32>>,
 }
 
 impl Shape {
@@ -112,7 +116,26 @@ impl Shape {
             min_depth: 0,
             max_depth: None,
             function: None,
+            callee_within: None,
         }
+    }
+
+    /// A frame one deeper than `depth` that the statement on `lines` called.
+    fn callee(depth: u32, events: Events, lines: Option<BTreeSet<u32>>) -> Self {
+        Self {
+            callee_within: lines,
+            ..Self::depths(depth + 1, depth + 1, events)
+        }
+    }
+
+    /// Whether a frame of `scope` can have this shape.
+    fn admits_scope(&self, scope: &Scope) -> bool {
+        self.function.as_deref().is_none_or(|f| f == scope.name)
+            && (scope.kind != ScopeKind::Comprehension
+                || self
+                    .callee_within
+                    .as_ref()
+                    .is_none_or(|lines| lines.contains(&scope.first)))
     }
 
     fn depths(min: u32, max: u32, events: Events) -> Self {
@@ -211,7 +234,7 @@ impl Bounds {
             bounds.module_since = at.zip(since);
         }
         if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction) && since == Some(Direction::Forward))
-            && let Some(mut kept) = Kept::of(&prefix.steps[m].state, true)
+            && let Some(mut kept) = Kept::of(&prefix.steps[m].state, true, &HashSet::new())
         {
             // Steps that stop at every module event since: the answer, if at the module,
             // is its next event, so only the statement that ran can add names.
@@ -273,7 +296,7 @@ impl Bounds {
                 };
             let module = from.depth == Some(0);
             if (module || same_activation)
-                && let Some(mut kept) = Kept::of(from, module)
+                && let Some(mut kept) = bounds.facts.as_ref().and_then(|f| Kept::of(from, module, &f.unbound))
             {
                 let next_event = breakpoints.is_empty() && matches!(action, Action::StepInto | Action::StepOver);
                 bounds.after_statement(&mut kept, from, Some(from), action, next_event);
@@ -334,6 +357,8 @@ impl Bounds {
             next_kept: 0,
             value: None,
             value_at: 0,
+            written: Vec::new(),
+            last: 0,
         }
     }
 
@@ -370,7 +395,7 @@ impl Bounds {
                     } else {
                         shape.max_depth.is_none_or(|max| max >= shape.min_depth.max(1))
                     };
-                    runs && depth_fits && shape.function.as_deref().is_none_or(|f| f == scope.name)
+                    runs && depth_fits && shape.admits_scope(scope)
                 })
             })
     }
@@ -387,7 +412,8 @@ impl Bounds {
             (Some((since, Direction::Inverse)), Some(at)) => at <= since,
             _ => true,
         };
-        facts.runs(scope, line) && (scope.name != MODULE || in_order())
+        let module_returns = || event != StopKind::Return || facts.module_may_return_at(line);
+        facts.runs(scope, line) && (scope.name != MODULE || (in_order() && module_returns()))
     }
 
     fn admits_line_prefix(&self, event: StopKind, digits: &[u8]) -> bool {
@@ -414,8 +440,8 @@ impl Bounds {
             .scopes
             .iter()
             .filter(|s| self.scope_stops(facts, s, event, line) && (s.name == MODULE) == (depth == 0))
+            .filter(|scope| shapes.iter().any(|s| s.admits_scope(scope)))
             .map(|s| s.name.as_str())
-            .filter(|name| shapes.iter().any(|s| s.function.as_deref().is_none_or(|f| f == *name)))
             .collect();
         names.dedup();
         Some(names)
@@ -445,8 +471,9 @@ impl Bounds {
             return true;
         };
         let fits = |n: &str| {
+            let shown = !hidden(n);
             let n = n.as_bytes();
-            (if whole { n == key } else { n.starts_with(key) }) && !taken(n)
+            shown && (if whole { n == key } else { n.starts_with(key) }) && !taken(n)
         };
         if event == StopKind::Call
             && let Some(call) = self.call_names(function, line)
@@ -519,7 +546,7 @@ fn shapes(
                     )
                 }];
                 if facts.may_call(function, line) {
-                    shapes.push(Shape::depths(depth + 1, depth + 1, Events::RETURN));
+                    shapes.push(Shape::callee(depth, Events::RETURN, facts.statement_lines(line)));
                 }
                 shapes
             }
@@ -546,7 +573,7 @@ fn shapes(
                         Events::LINE.or(if generator { Events::CALL } else { Events::LINE }),
                     )
                 },
-                Shape::depths(depth + 1, depth + 1, Events::RETURN),
+                Shape::callee(depth, Events::RETURN, facts.statement_lines(line)),
             ],
             // The event before: this frame's, its caller's (at a call), or a callee's return.
             Action::ReverseStepInto => vec![
@@ -555,6 +582,10 @@ fn shapes(
             ],
             _ => vec![Shape::anywhere()],
         };
+    }
+    // The module's return is a run's last event: any step on from it ends the run.
+    if depth == 0 && from.event == StopKind::Return && !matches!(action, Action::Jump(_)) {
+        return Vec::new();
     }
     let mut breakpoints = breakpoints.clone();
     if let Action::Breakpoint(n) = action {
@@ -583,8 +614,10 @@ fn shapes(
         // can make one), or this frame's.
         Action::StepInto => {
             let mut shapes = same_frame();
-            if from.event != StopKind::Line || facts.may_call(function, line) {
+            if from.event != StopKind::Line {
                 shapes.push(Shape::depths(depth + 1, depth + 1, Events::CALL));
+            } else if facts.may_call(function, line) {
+                shapes.push(Shape::callee(depth, Events::CALL, facts.statement_lines(line)));
             }
             shapes
         }

@@ -9,6 +9,7 @@ use tree_sitter::Node;
 
 use super::effects::{self, Effects, Program};
 use super::flow;
+use super::names::{class_qualnames, declared_names, mangles, unbound_in_functions};
 
 /// The name the module's frame carries.
 pub(super) const MODULE: &str = "<module>";
@@ -40,8 +41,23 @@ pub(super) struct Scope {
     pub(super) bounded_names: bool,
     /// A generator's frame is left and resumed, so a step over it can land anywhere.
     pub(super) generator: bool,
+    pub(super) kind: ScopeKind,
     /// The names its frame shows at a call event, where the text tells.
     pub(super) call: Option<CallNames>,
+}
+
+/// What kind of code a scope is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ScopeKind {
+    Module,
+    /// A `def`'s body.
+    Function,
+    Class,
+    Lambda,
+    /// A list, set or dict comprehension: its frame runs where it is written.
+    Comprehension,
+    /// A generator expression: its frame may be resumed anywhere.
+    GeneratorExpression,
 }
 
 /// The names a frame shows at its call event: nothing has run in it yet, so only its
@@ -73,8 +89,16 @@ pub(super) struct TopLevel {
     last: u32,
     /// The names it binds in the module.
     names: HashSet<String>,
+    /// The names it binds whenever it completes (none for a branch, loop, `try`, `with`
+    /// or `match`: a path through it may skip a binding), less those the tracer hides.
+    certain: Vec<String>,
     /// Not a compound statement: it runs once, never looping back to its first line.
     simple: bool,
+    /// A `def` or `class` (decorated or not): the module's events in it come before its
+    /// name is bound, which is the last thing it does.
+    definition: bool,
+    /// It binds literals and nothing else, so no exception ends the run there.
+    cannot_raise: bool,
 }
 
 /// What the program's text says about every state of its runs.
@@ -87,8 +111,21 @@ pub struct CodeFacts {
     /// Whether a frame's names are bounded by its scope's identifiers.
     pub(super) names_known: bool,
     /// Whether a frame, once it shows a name, shows it from then on: no `del`, no
-    /// `except ... as` (whose name Python unbinds), nothing that binds names dynamically.
+    /// `except ... as` (whose name Python unbinds) at the module or in a class body,
+    /// nothing that binds names dynamically. A function's frame may still drop a name of
+    /// [`Self::unbound`].
     pub(super) names_kept: bool,
+    /// Whether a name holding a number, a string, a bool or `None` keeps its repr until
+    /// it is bound again: no class defines `__repr__` (its objects could look like one),
+    /// names are known, and nothing reaches the module's namespace from outside.
+    pub(super) scalars_kept: bool,
+    /// The names the program's classes can carry (`Book`, `make.<locals>.Node`, a
+    /// `namedtuple`'s), when no class gives itself a `__repr__`: an object repr that starts
+    /// `<__main__.` or `<class '__main__.` names one of them. `None`: reprs are not bounded.
+    pub(super) classes: Option<Vec<String>>,
+    /// Names a `del` or an `except ... as` unbinds in a function's frame: such a frame may
+    /// stop showing one, and show it again.
+    pub(super) unbound: HashSet<String>,
     /// Names a `global` or `nonlocal` statement lets another frame bind.
     pub(super) declared: HashSet<String>,
     /// Names a `global` statement lets a function bind in the module.
@@ -129,12 +166,14 @@ impl CodeFacts {
             names: HashSet::new(),
             bounded_names: true,
             generator: false,
+            kind: ScopeKind::Module,
             call: None,
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
-        let names_kept = names_known && !unbinds(root);
         let (declared, globals) = declared_names(root, source);
+        let unbound = unbound_in_functions(root, source);
+        let names_kept = names_known && unbound.as_ref().is_some_and(|u| u.is_disjoint(&globals));
         narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
         let program = Program::new(root, source);
         let mut cursor = root.walk();
@@ -145,7 +184,19 @@ impl CodeFacts {
                 first: line_of(s.start_position().row),
                 last: line_of(s.end_position().row),
                 names: effects::bound_names(s, source),
+                certain: if flow::branches(s) {
+                    Vec::new()
+                } else {
+                    let mut names = effects::certain_names(s, source);
+                    names.retain(|n| !hidden(n));
+                    names
+                },
                 simple: !flow::is_compound(s),
+                definition: matches!(
+                    s.kind(),
+                    "function_definition" | "class_definition" | "decorated_definition"
+                ),
+                cannot_raise: flow::cannot_raise(s),
             })
             .collect();
         drop(cursor);
@@ -154,6 +205,12 @@ impl CodeFacts {
             code_lines,
             names_known,
             names_kept,
+            unbound: unbound.unwrap_or_default(),
+            scalars_kept: names_known
+                && !["__repr__", "sys.modules", "import __main__"]
+                    .iter()
+                    .any(|t| code.contains(t)),
+            classes: (!code.contains("__repr__")).then(|| class_qualnames(root, source)),
             declared,
             globals,
             program,
@@ -200,11 +257,12 @@ impl CodeFacts {
             .is_none_or(|e| e.may_run_program_code(&self.program))
     }
 
-    /// The names of `shown` (a frame's variables on one side of a statement's run) that the
-    /// statement cannot change, when it is inert: bound by nothing it runs, sent nowhere by
-    /// `global`, and nothing changed in place (an augmented assignment to a list, a read
-    /// from a `defaultdict`).
-    pub(super) fn untouched<'s>(&self, effects: &Effects, shown: &'s [(String, String)]) -> Vec<&'s str> {
+    /// The names in `shown` that running `effects`' statements leaves as they were (never
+    /// one they bind, nor one `global` or `nonlocal` lets another frame bind): every such
+    /// name when they run nothing but builtins that change nothing and no code the step
+    /// hides (`quiet`); otherwise those holding a number, a string, a bool or `None`, which
+    /// only a binding can change.
+    pub(super) fn untouched<'s>(&self, effects: &Effects, shown: &'s [(String, String)], quiet: bool) -> Vec<&'s str> {
         let old = |name: &str| shown_repr(shown, name);
         let mutated = effects
             .augmented
@@ -214,13 +272,16 @@ impl CodeFacts {
                 .subscripted
                 .iter()
                 .any(|name| old(name).is_none_or(|r| r.starts_with("defaultdict(")));
-        if !effects.inert || mutated {
-            return Vec::new();
-        }
+        let all = quiet && effects.inert && !mutated;
         shown
             .iter()
+            .filter(|(name, repr)| {
+                effects.times_bound(name) == 0
+                    && !self.declared.contains(name)
+                    && !effects.augmented.contains(name)
+                    && (all || (self.scalars_kept && scalar(repr)))
+            })
             .map(|(name, _)| name.as_str())
-            .filter(|name| effects.times_bound(name) == 0 && !self.declared.contains(*name))
             .collect()
     }
 
@@ -229,32 +290,38 @@ impl CodeFacts {
     /// module event past one shows its names. Compound statements are left out (a
     /// branch or a handler may skip a binding).
     pub(super) fn completed_bindings(&self, line: u32) -> Vec<(u32, Vec<Vec<u8>>)> {
-        let root = self.tree.root_node();
-        let mut cursor = root.walk();
-        let top: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
-        top.into_iter()
-            .filter(|s| line_of(s.end_position().row) >= line)
-            .filter(|s| {
-                !matches!(
-                    s.kind(),
-                    "if_statement"
-                        | "for_statement"
-                        | "while_statement"
-                        | "try_statement"
-                        | "with_statement"
-                        | "match_statement"
-                )
-            })
-            .map(|s| {
-                let mut names = effects::certain_names(s, self.source.as_bytes());
-                names.retain(|n| !hidden(n));
-                (
-                    line_of(s.end_position().row),
-                    names.into_iter().map(String::into_bytes).collect(),
-                )
-            })
-            .filter(|(_, names): &(u32, Vec<Vec<u8>>)| !names.is_empty())
+        self.top_level
+            .iter()
+            .filter(|s| s.last >= line && !s.certain.is_empty())
+            .map(|s| (s.last, s.certain.iter().map(|n| n.clone().into_bytes()).collect()))
             .collect()
+    }
+
+    /// Whether the module's frame can return at `line`: in its last top-level statement
+    /// (the run went through), or in one that may raise (an exception ended the run).
+    pub(super) fn module_may_return_at(&self, line: u32) -> bool {
+        let last = self.top_level.len().saturating_sub(1);
+        let mut holding = self
+            .top_level
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| (s.first..=s.last).contains(&line))
+            .peekable();
+        holding.peek().is_none() || holding.any(|(i, s)| i == last || !s.cannot_raise)
+    }
+
+    /// The names the module's frame must show at an `event` at `line` (not its call):
+    /// those the top-level statements before the one holding `line` always bind, since
+    /// each of them ran to its end (an exception out of one would have ended the run).
+    /// None in a program that may unbind a name.
+    pub(super) fn module_required(&self, event: StopKind, line: u32) -> impl Iterator<Item = &str> {
+        let done = match self.top_level_at(line) {
+            Some(at) if self.names_kept && event != StopKind::Call => at,
+            _ => 0,
+        };
+        self.top_level[..done]
+            .iter()
+            .flat_map(|s| s.certain.iter().map(String::as_str))
     }
 
     /// The lines of the statement (or compound header) that holds `line`; `None` when
@@ -289,10 +356,14 @@ impl CodeFacts {
         self.code_lines.contains(&line) && (kind != StopKind::Call || self.scopes.iter().any(|s| s.starts_at(line)))
     }
 
-    /// Whether a frame of `scope` can stop at `line`: a line it holds outside the
-    /// bodies of the functions and classes defined in it.
+    /// Whether a frame of `scope` can stop at `line` (an event other than its call): a
+    /// line it holds outside the bodies of the functions and classes defined in it, and
+    /// for a function not one of its header's lines (its decorators and parameters run
+    /// in the frame around it) unless the body starts on the `def` line. A class body's
+    /// frame does stop at its `class` line.
     pub(super) fn runs(&self, scope: &Scope, line: u32) -> bool {
         scope.holds(line)
+            && (scope.kind != ScopeKind::Function || scope.body_first.is_none_or(|body| line >= body))
             && !self.scopes.iter().any(|inner| {
                 inner.first >= scope.first
                     && inner.last <= scope.last
@@ -309,18 +380,16 @@ impl CodeFacts {
     }
 
     /// Whether the module's frame can show `name` at an `event` at `line`: a name the
-    /// statements before the one holding `line` bind, or that one (unless it is a simple
-    /// statement whose first line event this is), or one that `global` lets a function bind.
+    /// statements before the one holding `line` bind, or that one (unless this is a line
+    /// event before it binds: the first of a simple statement, any of a `def` or
+    /// `class`), or one that `global` lets a function bind.
     pub(super) fn module_bound_by(&self, event: StopKind, line: u32, name: &str) -> bool {
         let Some(at) = self.top_level_at(line) else {
             return true;
         };
         let statement = &self.top_level[at];
-        let ran = if event == StopKind::Line && statement.simple && line == statement.first {
-            at
-        } else {
-            at + 1
-        };
+        let before = (statement.simple && line == statement.first) || statement.definition;
+        let ran = if event == StopKind::Line && before { at } else { at + 1 };
         self.globals.contains(name) || self.top_level[..ran].iter().any(|s| s.names.contains(name))
     }
 
@@ -405,6 +474,13 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 names,
                 bounded_names: kind != "class_definition",
                 generator,
+                kind: match kind {
+                    "function_definition" => ScopeKind::Function,
+                    "class_definition" => ScopeKind::Class,
+                    "lambda" => ScopeKind::Lambda,
+                    "generator_expression" => ScopeKind::GeneratorExpression,
+                    _ => ScopeKind::Comprehension,
+                },
                 call,
             });
         }
@@ -496,66 +572,6 @@ fn narrow_to_bindings(
     }
 }
 
-/// Whether a class's text writes a private name (`__secret`, which Python stores as
-/// `_Class__secret` wherever it appears inside the class).
-fn mangles(class: Node<'_>, source: &[u8]) -> bool {
-    let mut stack = vec![class];
-    while let Some(node) = stack.pop() {
-        if node.kind() == "identifier" {
-            let name = node.utf8_text(source).unwrap_or_default();
-            if name.starts_with("__") && !name.ends_with("__") {
-                return true;
-            }
-        }
-        let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
-    }
-    false
-}
-
-/// The names `global` and `nonlocal` statements declare, and those `global` alone does.
-fn declared_names(root: Node<'_>, source: &[u8]) -> (HashSet<String>, HashSet<String>) {
-    let (mut declared, mut globals) = (HashSet::new(), HashSet::new());
-    // Each node with the declaration it is inside, if any.
-    let mut stack = vec![(root, None)];
-    while let Some((node, declaration)) = stack.pop() {
-        if let Some(kind) = declaration
-            && node.kind() == "identifier"
-        {
-            let name = node.utf8_text(source).unwrap_or_default().to_owned();
-            if kind == "global_statement" {
-                globals.insert(name.clone());
-            }
-            declared.insert(name);
-        }
-        let declaration = declaration
-            .or_else(|| Some(node.kind()).filter(|k| matches!(*k, "global_statement" | "nonlocal_statement")));
-        let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor).map(|c| (c, declaration)));
-    }
-    (declared, globals)
-}
-
-/// Whether the program unbinds a name: `del`, or an `except ... as NAME` handler.
-fn unbinds(root: Node<'_>) -> bool {
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        let named_handler = || {
-            let mut cursor = node.walk();
-            let found = node
-                .children(&mut cursor)
-                .any(|c| matches!(c.kind(), "as" | "as_pattern"));
-            found || node.child_by_field_name("alias").is_some()
-        };
-        if node.kind() == "delete_statement" || (node.kind().starts_with("except") && named_handler()) {
-            return true;
-        }
-        let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor));
-    }
-    false
-}
-
 pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
 }
@@ -571,6 +587,17 @@ pub(super) fn shown_repr(shown: &[(String, String)], name: &str) -> Option<Strin
         .iter()
         .find(|(n, _)| n == name)
         .map(|(_, r)| trace_lang::normalize_repr(r))
+}
+
+/// Whether a repr is of a number, a string, a bool or `None`: a value nothing changes in
+/// place (in a program that gives no class a `__repr__` that could look like one).
+fn scalar(repr: &str) -> bool {
+    let first = repr.chars().next().unwrap_or(' ');
+    first.is_ascii_digit()
+        || first == '\''
+        || first == '"'
+        || (first == '-' && repr[1..].starts_with(|c: char| c.is_ascii_digit()))
+        || matches!(repr, "True" | "False" | "None")
 }
 
 /// Whether a repr is of a value no other name can share and see changed: a number, a

@@ -95,6 +95,9 @@ pub(crate) struct Binding {
     /// `import` statement, a `def`, a `class`), not only on some paths (a loop's target,
     /// a walrus).
     pub(crate) certain: bool,
+    /// A comprehension's target: bound in the comprehension's own frame, never in the
+    /// frame around it.
+    pub(crate) comprehension: bool,
 }
 
 /// What running the statements on some lines does to their frame.
@@ -181,11 +184,16 @@ impl Program {
 }
 
 /// The names the statements under `node` bind in its frame (not in nested functions'
-/// or classes' frames; a comprehension's targets included).
+/// or classes' frames, nor a comprehension's targets, which bind in its own).
 pub(crate) fn bound_names(node: Node<'_>, source: &[u8]) -> HashSet<String> {
     let mut effects = Effects::default();
     collect(node, source, None, &Program::default(), &mut effects, false);
-    effects.bindings.into_iter().map(|b| b.name).collect()
+    effects
+        .bindings
+        .into_iter()
+        .filter(|b| !b.comprehension)
+        .map(|b| b.name)
+        .collect()
 }
 
 /// The names a statement binds whenever it completes, in order.
@@ -315,6 +323,7 @@ fn collect(
                 repr,
                 multiline,
                 certain: false,
+                comprehension: false,
             });
         };
         let field = |name: &str| node.child_by_field_name(name);
@@ -405,7 +414,11 @@ fn collect(
             "for_statement" | "for_in_clause" => {
                 // A comprehension's targets bind in its own frame, which runs this line too.
                 if let Some(left) = field("left") {
+                    let start = effects.bindings.len();
                     targets(left, source, effects, multiline);
+                    for binding in &mut effects.bindings[start..] {
+                        binding.comprehension = node.kind() == "for_in_clause";
+                    }
                 }
                 effects.operates = true;
                 children.retain(|c| Some(c.id()) != field("left").map(|l| l.id()));
@@ -524,6 +537,7 @@ fn targets(node: Node<'_>, source: &[u8], effects: &mut Effects, multiline: bool
             repr: None,
             multiline,
             certain: false,
+            comprehension: false,
         }),
         "attribute" | "subscript" => {
             effects.inert = false;

@@ -278,6 +278,15 @@ fn statements_at(root: Node<'_>, line: u32) -> Vec<Node<'_>> {
     }
 }
 
+/// Whether a path through `statement` may skip some of what it binds: a branch, a loop,
+/// a `try`, a `with` (its manager may swallow an exception) or a `match`.
+pub(super) fn branches(statement: Node<'_>) -> bool {
+    matches!(
+        statement.kind(),
+        "if_statement" | "for_statement" | "while_statement" | "try_statement" | "with_statement" | "match_statement"
+    )
+}
+
 pub(super) fn is_compound(statement: Node<'_>) -> bool {
     matches!(
         statement.kind(),
@@ -386,4 +395,81 @@ pub(super) fn ran_lines(root: Node<'_>, line: u32) -> Lines {
     }
     let header = header_of(deepest);
     header.contains(&line).then_some(header)
+}
+
+/// Whether a top-level statement cannot raise: `pass`, or names bound to a literal
+/// (numbers, strings without interpolation, `True`/`False`/`None`, and lists, tuples,
+/// sets and dicts of those), or a `def` with no decorator or annotation whose defaults
+/// are such literals. Anything else may raise (a name read, a call, an import, an
+/// unpacking, a decorator, a class body).
+pub(super) fn cannot_raise(statement: Node<'_>) -> bool {
+    const LITERALS: [&str; 16] = [
+        "integer",
+        "float",
+        "string",
+        "string_start",
+        "string_content",
+        "string_end",
+        "concatenated_string",
+        "true",
+        "false",
+        "none",
+        "list",
+        "tuple",
+        "set",
+        "dictionary",
+        "pair",
+        "parenthesized_expression",
+    ];
+    fn literal(node: Node<'_>) -> bool {
+        let negative_number = node.kind() == "unary_operator"
+            && node
+                .child_by_field_name("argument")
+                .is_some_and(|a| matches!(a.kind(), "integer" | "float"));
+        let mut cursor = node.walk();
+        let parts: Vec<Node<'_>> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() != "comment")
+            .collect();
+        negative_number || (LITERALS.contains(&node.kind()) && parts.into_iter().all(literal))
+    }
+    // `a = b = 1` binds both; `x: int = 1` evaluates its annotation.
+    fn binds_literal(node: Node<'_>) -> bool {
+        node.kind() == "assignment"
+            && node.child_by_field_name("type").is_none()
+            && node
+                .child_by_field_name("left")
+                .is_some_and(|l| l.kind() == "identifier")
+            && node
+                .child_by_field_name("right")
+                .is_some_and(|r| literal(r) || binds_literal(r))
+    }
+    // A `def` without decorators or annotations, whose defaults are literals.
+    fn plain_def(node: Node<'_>) -> bool {
+        let mut cursor = node.walk();
+        let parameters: Vec<Node<'_>> = node
+            .child_by_field_name("parameters")
+            .map(|p| p.named_children(&mut cursor).collect())
+            .unwrap_or_default();
+        node.child_by_field_name("return_type").is_none()
+            && parameters.into_iter().all(|p| match p.kind() {
+                "identifier"
+                | "list_splat_pattern"
+                | "dictionary_splat_pattern"
+                | "keyword_separator"
+                | "positional_separator" => true,
+                "default_parameter" => p.child_by_field_name("value").is_some_and(literal),
+                _ => false,
+            })
+    }
+    match statement.kind() {
+        "pass_statement" => true,
+        "function_definition" => plain_def(statement),
+        "expression_statement" => {
+            let mut cursor = statement.walk();
+            let parts: Vec<Node<'_>> = statement.named_children(&mut cursor).collect();
+            parts.len() == 1 && binds_literal(parts[0])
+        }
+        _ => false,
+    }
 }

@@ -200,3 +200,257 @@ fn a_key_is_admitted_only_where_one_name_meets_every_bound() {
     assert!(!scan.feed(br#"<|line|>11 0 <module> <|vars|>{"make":"..","tick":"..","c"#));
     assert!(before.admits(r#"<|line|>11 0 <module> <|vars|>{"make":"..","tick":".."}"#));
 }
+
+#[test]
+fn a_functions_frame_never_stops_on_its_header_unless_its_body_is_there() {
+    let code = "def pairs(numbers,\n          target=10):\n    return [n for n in numbers if n < target]\n\n\ndef half(x): return x / 2\n\n\nfound = pairs([3, 9])\n";
+    let bounds = Bounds::new(
+        code,
+        Some(&state(
+            r#"<|line|>9 0 <module> <|vars|>{"pairs":"<function pairs>","half":"<function half>"}"#,
+            None,
+        )),
+        Direction::Forward,
+        Action::Breakpoint(1),
+        &BTreeSet::new(),
+    );
+    assert!(
+        !bounds.admits(r#"<|line|>1 1 pairs <|vars|>{"numbers":"[3, 9]","target":"10"}"#),
+        "the parameters' line runs in the module's frame"
+    );
+    assert!(!bounds.admits(r#"<|line|>2 1 pairs <|vars|>{"numbers":"[3, 9]","target":"10"}"#));
+    let into = after_one(
+        code,
+        r#"<|call|>1 1 pairs <|vars|>{"numbers":"[3, 9]","target":"10"}"#,
+        Action::StepInto,
+    );
+    assert!(into.admits(r#"<|line|>3 1 pairs <|vars|>{"numbers":"..","target":".."}"#));
+    let one_line = after_one(code, r#"<|call|>6 1 half <|vars|>{"x":"4"}"#, Action::StepInto);
+    assert!(
+        one_line.admits(r#"<|line|>6 1 half <|vars|>{"x":".."}"#),
+        "a body on the `def` line"
+    );
+}
+
+#[test]
+fn every_step_after_the_modules_return_ends_the_run() {
+    let code = "x = 1\nprint(x)\n";
+    let done = r#"<|return|>2 0 <module> <|vars|>{"x":"1"} <|value|>"None""#;
+    for action in [
+        Action::StepInto,
+        Action::StepOver,
+        Action::StepReturn,
+        Action::Breakpoint(1),
+    ] {
+        let bounds = after_one(code, done, action);
+        assert!(bounds.admits("<|end|>"), "{action:?}");
+        assert!(
+            !bounds.admits(r#"<|line|>1 0 <module> <|vars|>{"x":".."}"#),
+            "{action:?}"
+        );
+    }
+}
+
+#[test]
+fn the_tracer_never_shows_a_dunder_name() {
+    let code =
+        "class Thermostat:\n    unit = 'C'\n\n    def __init__(self):\n        self.t = 20\n\n\nt = Thermostat()\n";
+    let into = after_one(code, r"<|line|>2 1 Thermostat <|vars|>{}", Action::StepInto);
+    assert!(into.admits(r#"<|line|>4 1 Thermostat <|vars|>{"unit":"'C'"}"#));
+    assert!(
+        !into.admits(r#"<|line|>4 1 Thermostat <|vars|>{"unit":"'C'","__init__":"<function Thermostat.__init__>"}"#)
+    );
+}
+
+#[test]
+fn the_module_shows_every_name_the_statements_before_bound() {
+    let code = "class Book:\n    pass\n\n\ndef shelve(b):\n    return [b]\n\n\nshelf = shelve(Book())\nprint(shelf)\n";
+    // Stepping back from the end: the module's return shows the class, the function and
+    // the list.
+    let back = one_step_back(code, "<|end|>");
+    let all = r#"<|return|>10 0 <module> <|vars|>{"Book":"<class '__main__.Book'>","shelve":"<function shelve>","shelf":"[<__main__.Book object>]"} <|value|>"None""#;
+    assert!(back.admits(all));
+    assert!(!back.admits(r#"<|return|>10 0 <module> <|vars|>{"shelf":"[<__main__.Book object>]"} <|value|>"None""#));
+    // A `def` binds its name only once its line has run.
+    let back = one_step_back(
+        code,
+        r#"<|line|>9 0 <module> <|vars|>{"Book":"<class '__main__.Book'>","shelve":"<function shelve>"}"#,
+    );
+    assert!(back.admits(r#"<|line|>5 0 <module> <|vars|>{"Book":".."}"#));
+    assert!(!back.admits(r#"<|line|>5 0 <module> <|vars|>{"Book":"..","shelve":".."}"#));
+}
+
+#[test]
+fn a_handlers_name_comes_and_goes_in_a_functions_frame_alone() {
+    let code = "def parse(s):\n    n = 0\n    try:\n        n = int(s)\n    except ValueError as err:\n        n = -1\n    return n\n\n\nv = parse('x')\n";
+    let facts = CodeFacts::new(code).expect("parses");
+    assert!(facts.names_kept, "only a function's frame unbinds err");
+    assert!(facts.unbound.contains("err"));
+    let at_module = "try:\n    v = int('x')\nexcept ValueError as err:\n    v = 0\n";
+    assert!(!CodeFacts::new(at_module).expect("parses").names_kept);
+    // Past the handler, err may be gone; every other name stays.
+    let over = after_one(
+        code,
+        r#"<|line|>6 1 parse <|vars|>{"s":"'x'","n":"0","err":"ValueError(\"invalid literal for int() with base 10: 'x'\")"}"#,
+        Action::StepOver,
+    );
+    assert!(over.admits(r#"<|line|>7 1 parse <|vars|>{"s":"..","n":"-1"}"#));
+    assert!(!over.admits(r#"<|line|>7 1 parse <|vars|>{"n":"-1"}"#), "s stays");
+    // Stepping back into the handler, err may come back.
+    let back = one_step_back(code, r#"<|line|>7 1 parse <|vars|>{"s":"'x'","n":"-1"}"#);
+    assert!(back.admits(r#"<|line|>6 1 parse <|vars|>{"s":"..","n":"0","err":"ValueError('x')"}"#));
+}
+
+#[test]
+fn a_number_or_a_string_changes_only_where_it_is_bound() {
+    let code = "s = 'a b'\nwords = s.split()\nprint(words)\n";
+    let over = after_one(code, r#"<|line|>2 0 <module> <|vars|>{"s":"'a b'"}"#, Action::StepOver);
+    assert!(over.admits(r#"<|line|>3 0 <module> <|vars|>{"s":"..","words":"['a', 'b']"}"#));
+    assert!(
+        !over.admits(r#"<|line|>3 0 <module> <|vars|>{"s":"'a'","words":"['a', 'b']"}"#),
+        "a call cannot change a string"
+    );
+    // A list can change in place; and a class's `__repr__` can look like a number.
+    let list = "xs = [1]\nxs.append(2)\nprint(xs)\n";
+    let over = after_one(list, r#"<|line|>2 0 <module> <|vars|>{"xs":"[1]"}"#, Action::StepOver);
+    assert!(over.admits(r#"<|line|>3 0 <module> <|vars|>{"xs":"[1, 2]"}"#));
+    let custom = "class N:\n    def __init__(self):\n        self.v = 1\n\n    def __repr__(self):\n        return str(self.v)\n\n\nn = N()\nn.v = 2\nprint(n)\n";
+    let over = after_one(
+        custom,
+        r#"<|line|>10 0 <module> <|vars|>{"N":"<class '__main__.N'>","n":"1"}"#,
+        Action::StepOver,
+    );
+    assert!(over.admits(r#"<|line|>11 0 <module> <|vars|>{"N":"..","n":"2"}"#));
+}
+
+#[test]
+fn a_comprehension_runs_where_it_is_written() {
+    let code = "xs = [1, 2]\nys = [x * 2 for x in xs]\nzs = [y + 1 for y in ys]\n";
+    let into = after_one(
+        code,
+        r#"<|line|>2 0 <module> <|vars|>{"xs":"[1, 2]"}"#,
+        Action::StepInto,
+    );
+    assert!(into.admits(r#"<|call|>2 1 <listcomp> <|vars|>{".0":"<list_iterator object>"}"#));
+    assert!(!into.admits(r#"<|call|>3 1 <listcomp> <|vars|>{".0":"<list_iterator object>"}"#));
+    let back = one_step_back(
+        code,
+        r#"<|return|>3 0 <module> <|vars|>{"xs":"[1, 2]","ys":"[2, 4]","zs":"[3, 5]"} <|value|>"None""#,
+    );
+    assert!(
+        back.admits(r#"<|return|>3 1 <listcomp> <|vars|>{".0":"<list_iterator object>","y":"4"} <|value|>"[3, 5]""#)
+    );
+    assert!(
+        !back.admits(r#"<|return|>2 1 <listcomp> <|vars|>{".0":"<list_iterator object>","x":"2"} <|value|>"[2, 4]""#)
+    );
+}
+
+#[test]
+fn the_module_returns_after_its_last_statement_or_where_one_raised() {
+    let code = "prices = {'apple': 0.5}\ncart = [('apple', 4)]\ntotal = prices['apple'] * cart[0][1]\nprint(total)\n";
+    let back = one_step_back(code, "<|end|>");
+    let at = |line: u32| {
+        format!(
+            r#"<|return|>{line} 0 <module> <|vars|>{{"prices":"{{'apple': 0.5}}","cart":"[('apple', 4)]"}} <|value|>"None""#
+        )
+    };
+    assert!(back.admits(&at(3)), "a subscript may raise");
+    assert!(!back.admits(&at(2)), "binding a literal cannot raise");
+    assert!(!back.admits(&at(1)));
+    assert!(CodeFacts::new(code).expect("parses").module_may_return_at(4));
+    for quiet in [
+        "x = 1",
+        "x = y = -2.5",
+        "x = [(1, 'a'), {2: None}]",
+        "pass",
+        "def f(a, b=2, *rest, **opts):\n    return a",
+    ] {
+        let facts = CodeFacts::new(&format!("{quiet}\nprint(1)\n")).expect("parses");
+        assert!(!facts.module_may_return_at(1), "{quiet}");
+    }
+    for loud in [
+        "x = y",
+        "a, b = 1, 2",
+        "x: int = 1",
+        "x = f'{1}'",
+        "import os",
+        "def f(a=g()):\n    pass",
+        "def f(a: int):\n    pass",
+        "@cache\ndef f(a):\n    pass",
+        "class A:\n    pass",
+    ] {
+        let facts = CodeFacts::new(&format!("{loud}\nprint(1)\n")).expect("parses");
+        assert!(facts.module_may_return_at(1), "{loud}");
+    }
+}
+
+#[test]
+fn an_objects_repr_names_a_class_of_the_program() {
+    let code = "class Book:\n    pass\n\n\ndef make():\n    class Page:\n        pass\n    return Page()\n\n\nb = Book()\np = make()\n";
+    let over = after_one(
+        code,
+        r#"<|line|>11 0 <module> <|vars|>{"Book":"<class '__main__.Book'>","make":"<function make>"}"#,
+        Action::StepOver,
+    );
+    let with = |b: &str| format!(r#"<|line|>12 0 <module> <|vars|>{{"Book":"..","make":"..","b":"{b}"}}"#);
+    assert!(over.admits(&with("<__main__.Book object>")));
+    assert!(!over.admits(&with("<__main__.Counter object>")), "no class Counter");
+    assert!(!over.admits(&with("<__main__.Boo object>")));
+    assert!(
+        !over.admits(&with("} <|value|>")),
+        "the trace language escapes `<|` in a value"
+    );
+    let facts = CodeFacts::new(code).expect("parses");
+    let classes = facts.classes.as_deref();
+    assert!(classes.is_some_and(|c| c.iter().any(|n| n == "make.<locals>.Page")));
+    assert!(names::repr_prefix_admitted(
+        classes,
+        b"<__main__.make.<locals>.Page object>"
+    ));
+    assert!(names::repr_prefix_admitted(classes, b"<class '__main__.Book'>"));
+    assert!(!names::repr_prefix_admitted(classes, b"<class '__main__.Shelf'>"));
+    assert!(
+        names::repr_prefix_admitted(classes, b"[<__main__.Counter object>]"),
+        "only a repr's start is read"
+    );
+    let made = CodeFacts::new("from collections import namedtuple\nP = namedtuple('Point', 'x y')\np = P(1, 2)\n")
+        .expect("parses");
+    assert!(
+        names::repr_prefix_admitted(made.classes.as_deref(), b"<class '__main__.Point'>"),
+        "a class made by a call"
+    );
+    let custom = CodeFacts::new("class A:\n    def __repr__(self):\n        return '<__main__.B>'\n").expect("parses");
+    assert!(custom.classes.is_none(), "a `__repr__` may write anything");
+}
+
+#[test]
+fn a_comprehensions_target_is_not_a_name_of_the_frame_around_it() {
+    let facts = CodeFacts::new(
+        "cart = [1]\n\n\ndef f(item):\n    return [c for c in [item]]\n\n\ntotals = [f(item) for item in cart]\ng = (x for x in cart)\n",
+    )
+    .expect("parses");
+    let mut module: Vec<&str> = facts.scopes[0].names.iter().map(String::as_str).collect();
+    module.sort_unstable();
+    assert_eq!(module, ["cart", "f", "g", "totals"]);
+    let f = facts.scopes.iter().find(|s| s.name == "f").expect("f's scope");
+    assert!(!f.names.contains("c"));
+    let listcomp = facts
+        .scopes
+        .iter()
+        .find(|s| s.name == "<listcomp>" && s.first == 8)
+        .expect("a listcomp");
+    assert!(listcomp.names.contains("item"));
+}
+
+#[test]
+fn a_key_starts_only_where_a_name_the_tracer_shows_can_follow() {
+    let code = "class Animal:\n    def __init__(self, sound):\n        self.sound = sound\n\n    def speak(self):\n        return self.sound\n\n\na = Animal('woof')\n";
+    let into = after_one(code, "<|line|>2 1 Animal <|vars|>{}", Action::StepInto);
+    let mut scan = into.scan();
+    assert!(scan.feed(br"<|line|>5 1 Animal <|vars|>{"));
+    assert!(
+        !scan.clone().feed(b"\""),
+        "line 2 bound only `__init__`, which the tracer hides: no key can follow"
+    );
+    assert!(scan.feed(b"}"));
+}

@@ -36,6 +36,9 @@ pub(super) struct Kept {
     /// name `..` (nothing ran between a call and its frame's first line).
     pub(super) unchanged_at: HashMap<u32, HashSet<Vec<u8>>>,
     pub(super) call_unchanged: bool,
+    /// Names the frame may show or not, wherever names may come: those the program can
+    /// unbind in a function's frame (`del`, `except ... as`).
+    pub(super) optional: HashSet<Vec<u8>>,
 }
 
 impl Kept {
@@ -56,16 +59,25 @@ impl Kept {
         }
     }
 
-    pub(super) fn of(state: &State, appended: bool) -> Option<Self> {
+    /// What `state` says its frame's next state shows, in a program that may unbind the
+    /// names `unbound` in a function's frame (they are `optional`, not kept).
+    pub(super) fn of(state: &State, appended: bool, unbound: &HashSet<String>) -> Option<Self> {
         let vars = if state.depth == Some(0) {
             &state.globals
         } else {
             &state.locals
         };
+        let (optional, names): (Vec<&str>, Vec<&str>) = vars
+            .as_ref()?
+            .0
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .partition(|n| state.depth != Some(0) && unbound.contains(*n));
         Some(Self {
             depth: state.depth?,
             function: state.function.clone()?,
-            names: vars.as_ref()?.0.iter().map(|(n, _)| n.as_bytes().to_vec()).collect(),
+            names: names.into_iter().map(|n| n.as_bytes().to_vec()).collect(),
+            optional: optional.into_iter().map(|n| n.as_bytes().to_vec()).collect(),
             appended,
             fresh: None,
             values: HashMap::new(),
@@ -142,11 +154,11 @@ impl Bounds {
             };
             kept.values.insert(name, json_contents(&value));
         }
-        // Nothing else changes: no code the step would stop in ran, and a step over hid
-        // none either.
+        // Nothing else changes where no code the step would stop in ran and a step over
+        // hid none either; a number, a string, a bool or `None` changes only by a binding.
         let hidden = action != Action::StepInto && effects.operates && facts.program.hidden_code;
-        if previous.is_some() && !hidden {
-            for name in facts.untouched(&effects, shown) {
+        if previous.is_some() {
+            for name in facts.untouched(&effects, shown, !hidden) {
                 kept.values
                     .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
             }
@@ -169,11 +181,12 @@ impl Bounds {
         let effects = facts
             .effects(function, line)
             .filter(|_| !facts.may_be_generator(function, line));
-        let (Some(effects), Some(mut kept)) = (effects, Kept::of(from, false)) else {
+        let (Some(effects), Some(mut kept)) = (effects, Kept::of(from, false, &facts.unbound)) else {
             return;
         };
         kept.fresh = Some(kept.names.drain(..).collect());
-        for name in facts.untouched(&effects, trace_lang::shown_vars(from)) {
+        kept.optional = facts.unbound.iter().map(|n| n.as_bytes().to_vec()).collect();
+        for name in facts.untouched(&effects, trace_lang::shown_vars(from), true) {
             kept.values
                 .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
         }
@@ -195,16 +208,17 @@ impl Bounds {
         if facts.may_be_generator(function, line) {
             return;
         }
-        let Some(mut kept) = Kept::of(from, false) else {
+        let Some(mut kept) = Kept::of(from, false, &facts.unbound) else {
             return;
         };
         kept.fresh = Some(kept.names.drain(..).collect());
+        kept.optional = facts.unbound.iter().map(|n| n.as_bytes().to_vec()).collect();
         kept.call_unchanged = true;
         let shown = trace_lang::shown_vars(from);
         for scope in facts.scopes_named(function, line) {
             for &at in facts.code_lines.iter().filter(|&&at| facts.runs(scope, at)) {
                 if let Some(effects) = facts.effects(function, at) {
-                    let names = facts.untouched(&effects, shown);
+                    let names = facts.untouched(&effects, shown, true);
                     kept.unchanged_at
                         .insert(at, names.into_iter().map(|n| n.as_bytes().to_vec()).collect());
                 }

@@ -62,7 +62,14 @@ pub struct Scan<'b> {
     /// The value the bounds fix for the variable being written, and how much of it is.
     pub(super) value: Option<&'b [u8]>,
     pub(super) value_at: usize,
+    /// The start of a value the model writes itself (enough to name a class), and the
+    /// last byte of it.
+    pub(super) written: Vec<u8>,
+    pub(super) last: u8,
 }
+
+/// How much of a value [`Scan::written`] keeps.
+const WRITTEN_KEPT: usize = 64;
 
 impl Scan<'_> {
     /// Reads `bytes`; false once the line cannot keep to the bounds.
@@ -178,6 +185,8 @@ impl Scan<'_> {
             Stage::AfterKey => {
                 if b == b'"' {
                     self.stage = Stage::Value { escaped: false };
+                    self.written.clear();
+                    self.last = b;
                 }
                 true
             }
@@ -195,12 +204,21 @@ impl Scan<'_> {
                     };
                     return b == due;
                 }
-                self.stage = match (escaped, b) {
-                    (false, b'\\') => Stage::Value { escaped: true },
-                    (false, b'"') => Stage::BetweenEntries,
-                    _ => Stage::Value { escaped: false },
+                if !escaped && b == b'"' {
+                    self.stage = Stage::BetweenEntries;
+                    return true;
+                }
+                self.stage = Stage::Value {
+                    escaped: !escaped && b == b'\\',
                 };
-                true
+                // The tracer's text escapes `<|` inside a value.
+                let marker = self.last == b'<' && b == b'|';
+                self.last = b;
+                if self.written.len() < WRITTEN_KEPT {
+                    self.written.push(b);
+                }
+                let classes = bounds.facts.as_ref().and_then(|f| f.classes.as_deref());
+                !marker && super::names::repr_prefix_admitted(classes, &self.written)
             }
             Stage::Tail { at } => {
                 let tail = MODULE_RETURN_TAIL;
@@ -241,7 +259,8 @@ impl Scan<'_> {
     }
 
     fn key_admitted(&self, key: &[u8], whole: bool) -> bool {
-        if whole && self.keys.iter().any(|k| k == key) {
+        // The tracer never shows a name that starts with `__`.
+        if key.starts_with(b"__") || (whole && self.keys.iter().any(|k| k == key)) {
             return false;
         }
         // The next name the frame showed before, or (where new names may come now) a new one.
@@ -260,10 +279,14 @@ impl Scan<'_> {
         };
         // One name must meet every bound: a fresh one the frame can show (two names
         // each meeting one would lead the decoder to a dead end).
+        let fits = |n: &Vec<u8>| {
+            !n.starts_with(b"__")
+                && !taken(n)
+                && (if whole { n == key } else { n.starts_with(key) })
+                && frame_admits(n, true)
+        };
         let admitted = match self.kept.and_then(|k| k.fresh.as_ref()) {
-            Some(fresh) => fresh
-                .iter()
-                .any(|n| !taken(n) && (if whole { n == key } else { n.starts_with(key) }) && frame_admits(n, true)),
+            Some(fresh) => fresh.iter().any(fits) || self.kept.is_some_and(|k| k.optional.iter().any(fits)),
             None => frame_admits(key, whole),
         };
         new_allowed && admitted && (!whole || !taken(key))
@@ -280,7 +303,13 @@ impl Scan<'_> {
                 .as_deref()
                 .and_then(|f| self.bounds.call_names(f, self.line))
                 .is_none_or(|call| call.parameters.iter().all(|p| super::hidden(p) || written(p)));
+        // The module shows what the top-level statements before this one bound.
+        let module_so_far = match (&self.bounds.facts, self.event, self.function.as_deref()) {
+            (Some(facts), Some(event), Some(super::MODULE)) => facts.module_required(event, self.line).all(written),
+            _ => true,
+        };
         called
+            && module_so_far
             && self.kept.is_none_or(|k| {
                 let completed = match self.event {
                     Some(StopKind::Line) => !k.statement_lines.contains(&self.line),

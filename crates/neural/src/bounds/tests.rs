@@ -96,7 +96,13 @@ fn a_state_outside_the_code_is_refused() {
     );
     let bounds = Bounds::after(&prefix, Action::Jump(40));
     // Line 17 is the module's: no method runs it, and only the module is at depth 0.
-    assert!(bounds.admits(r#"<|line|>17 0 <module> <|vars|>{"Account":"..","acct":"<__main__.Account object>"}"#));
+    assert!(bounds.admits(
+        r#"<|line|>17 0 <module> <|vars|>{"Account":"..","squares":"<function squares>","acct":"<__main__.Account object>"}"#
+    ));
+    assert!(
+        !bounds.admits(r#"<|line|>17 0 <module> <|vars|>{"Account":"..","acct":"<__main__.Account object>"}"#),
+        "the module has run `def squares` by line 17"
+    );
     assert!(!bounds.admits(r#"<|line|>17 1 deposit <|vars|>{"amount":"25"}"#));
     assert!(
         !bounds.admits(r#"<|line|>7 0 deposit <|vars|>{"amount":"25"}"#),

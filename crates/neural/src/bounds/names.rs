@@ -1,0 +1,158 @@
+//! What the program's text says about its names beyond each scope's own: which ones
+//! `global` and `nonlocal` send elsewhere, which a frame can lose (`del`, `except ... as`),
+//! and which classes an object's repr can name.
+
+use std::collections::HashSet;
+
+use tree_sitter::Node;
+
+/// Whether a class's text writes a private name (`__secret`, which Python stores as
+/// `_Class__secret` wherever it appears inside the class).
+pub(super) fn mangles(class: Node<'_>, source: &[u8]) -> bool {
+    let mut stack = vec![class];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "identifier" {
+            let name = node.utf8_text(source).unwrap_or_default();
+            if name.starts_with("__") && !name.ends_with("__") {
+                return true;
+            }
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    false
+}
+
+/// The names `global` and `nonlocal` statements declare, and those `global` alone does.
+pub(super) fn declared_names(root: Node<'_>, source: &[u8]) -> (HashSet<String>, HashSet<String>) {
+    let (mut declared, mut globals) = (HashSet::new(), HashSet::new());
+    // Each node with the declaration it is inside, if any.
+    let mut stack = vec![(root, None)];
+    while let Some((node, declaration)) = stack.pop() {
+        if let Some(kind) = declaration
+            && node.kind() == "identifier"
+        {
+            let name = node.utf8_text(source).unwrap_or_default().to_owned();
+            if kind == "global_statement" {
+                globals.insert(name.clone());
+            }
+            declared.insert(name);
+        }
+        let declaration = declaration
+            .or_else(|| Some(node.kind()).filter(|k| matches!(*k, "global_statement" | "nonlocal_statement")));
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor).map(|c| (c, declaration)));
+    }
+    (declared, globals)
+}
+
+/// The names the program unbinds (`del NAME`, or an `except ... as NAME` handler, which
+/// Python unbinds at its end), when it does so only in functions' frames; `None` when the
+/// module's or a class body's namespace loses one.
+pub(super) fn unbound_in_functions(root: Node<'_>, source: &[u8]) -> Option<HashSet<String>> {
+    let mut unbound = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let names: Vec<Node<'_>> = match node.kind() {
+            "delete_statement" => {
+                let mut cursor = node.walk();
+                let targets: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                targets
+                    .into_iter()
+                    .flat_map(|t| match t.kind() {
+                        "expression_list" | "tuple" | "list" | "parenthesized_expression" => {
+                            let mut cursor = t.walk();
+                            t.named_children(&mut cursor).collect::<Vec<_>>()
+                        }
+                        _ => vec![t],
+                    })
+                    .filter(|t| t.kind() == "identifier")
+                    .collect()
+            }
+            kind if kind.starts_with("except") => {
+                let mut cursor = node.walk();
+                let pattern = node.children(&mut cursor).find(|c| c.kind() == "as_pattern");
+                let alias = node
+                    .child_by_field_name("alias")
+                    .or_else(|| pattern.and_then(|p| p.child_by_field_name("alias")));
+                let mut names = Vec::new();
+                let mut walk = alias.into_iter().collect::<Vec<_>>();
+                while let Some(n) = walk.pop() {
+                    if n.kind() == "identifier" {
+                        names.push(n);
+                    }
+                    let mut cursor = n.walk();
+                    walk.extend(n.named_children(&mut cursor));
+                }
+                if names.is_empty() && (pattern.is_some() || node.child_by_field_name("alias").is_some()) {
+                    return None;
+                }
+                names
+            }
+            _ => Vec::new(),
+        };
+        if !names.is_empty() {
+            // The innermost definition around it: a function's frame, or a namespace.
+            let mut around = node.parent();
+            while let Some(n) = around.filter(|n| !matches!(n.kind(), "function_definition" | "class_definition")) {
+                around = n.parent();
+            }
+            if around.is_none_or(|n| n.kind() == "class_definition") {
+                return None;
+            }
+            unbound.extend(names.iter().map(|n| n.utf8_text(source).unwrap_or_default().to_owned()));
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    Some(unbound)
+}
+
+/// The names a class of the program can carry (its `__qualname__`): every class
+/// statement's, and, for a class made by a call (`namedtuple('Point', …)`, `type(…)`),
+/// every identifier and string the code writes.
+pub(super) fn class_qualnames(root: Node<'_>, source: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut words: HashSet<&str> = HashSet::new();
+    let mut stack: Vec<(Node<'_>, String)> = vec![(root, String::new())];
+    while let Some((node, path)) = stack.pop() {
+        let name = node
+            .child_by_field_name("name")
+            .and_then(|n| n.utf8_text(source).ok())
+            .unwrap_or_default();
+        if matches!(node.kind(), "identifier" | "string_content") {
+            words.insert(node.utf8_text(source).unwrap_or_default());
+        }
+        let inner = match node.kind() {
+            "class_definition" => {
+                let qualname = format!("{path}{name}");
+                out.push(qualname.clone());
+                format!("{qualname}.")
+            }
+            "function_definition" => format!("{path}{name}.<locals>."),
+            _ => path,
+        };
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor).map(|c| (c, inner.clone())));
+    }
+    out.extend(words.into_iter().map(str::to_owned));
+    out
+}
+
+/// Whether the start of a value (the JSON string's contents) can still be a repr the
+/// tracer writes: an object or a class of the program's only if `classes` holds its class.
+pub(super) fn repr_prefix_admitted(classes: Option<&[String]>, written: &[u8]) -> bool {
+    let Some(classes) = classes else { return true };
+    for prefix in [&b"<__main__."[..], &b"<class '__main__."[..]] {
+        let Some(rest) = written.strip_prefix(prefix) else {
+            continue;
+        };
+        let end = rest.iter().position(|&c| matches!(c, b' ' | b'\''));
+        let name = &rest[..end.unwrap_or(rest.len())];
+        return classes.iter().any(|c| {
+            let c = c.as_bytes();
+            if end.is_some() { c == name } else { c.starts_with(name) }
+        });
+    }
+    true
+}
