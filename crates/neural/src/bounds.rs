@@ -359,6 +359,8 @@ impl Bounds {
             value_at: 0,
             written: Vec::new(),
             last: 0,
+            chars: 0,
+            hex_left: 0,
         }
     }
 

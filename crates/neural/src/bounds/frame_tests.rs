@@ -454,3 +454,21 @@ fn a_key_starts_only_where_a_name_the_tracer_shows_can_follow() {
     );
     assert!(scan.feed(b"}"));
 }
+
+#[test]
+fn a_value_stops_where_the_tracer_cuts_a_repr() {
+    use replayground_shared::state::STATE_REPR_CHARS;
+    let over = after_one(
+        "s = 'x' * 500\nprint(s)\n",
+        "<|line|>1 0 <module> <|vars|>{}",
+        Action::StepOver,
+    );
+    let cut = format!("'{}...", "x".repeat(STATE_REPR_CHARS - 4));
+    assert!(over.admits(&format!(r#"<|line|>2 0 <module> <|vars|>{{"s":"{cut}"}}"#)));
+    let mut scan = over.scan();
+    assert!(scan.feed(format!(r#"<|line|>2 0 <module> <|vars|>{{"s":"{cut}"#).as_bytes()));
+    assert!(!scan.clone().feed(b"x"), "no 201st character");
+    // Escapes count as the one character they stand for.
+    let escaped = format!("{}\\u00e9\\\"", "x".repeat(STATE_REPR_CHARS - 2));
+    assert!(over.admits(&format!(r#"<|line|>2 0 <module> <|vars|>{{"s":"{escaped}"}}"#)));
+}

@@ -2,6 +2,7 @@
 //! decoder can try each candidate token on a clone.
 
 use replayground_shared::StopKind;
+use replayground_shared::state::STATE_REPR_CHARS;
 use replayground_shared::trace_lang;
 
 use super::{Bounds, Kept};
@@ -62,10 +63,13 @@ pub struct Scan<'b> {
     /// The value the bounds fix for the variable being written, and how much of it is.
     pub(super) value: Option<&'b [u8]>,
     pub(super) value_at: usize,
-    /// The start of a value the model writes itself (enough to name a class), and the
-    /// last byte of it.
+    /// The start of a value the model writes itself (enough to name a class), the last
+    /// byte of it, how many characters of the repr it holds so far, and how many hex
+    /// digits of a `\u` escape are still to come.
     pub(super) written: Vec<u8>,
     pub(super) last: u8,
+    pub(super) chars: usize,
+    pub(super) hex_left: u8,
 }
 
 /// How much of a value [`Scan::written`] keeps.
@@ -187,6 +191,8 @@ impl Scan<'_> {
                     self.stage = Stage::Value { escaped: false };
                     self.written.clear();
                     self.last = b;
+                    self.chars = 0;
+                    self.hex_left = 0;
                 }
                 true
             }
@@ -207,6 +213,21 @@ impl Scan<'_> {
                 if !escaped && b == b'"' {
                     self.stage = Stage::BetweenEntries;
                     return true;
+                }
+                // A state's reprs are cut to `STATE_REPR_CHARS` characters: past that only
+                // the closing quote comes. A character starts at any byte but a UTF-8
+                // continuation, an escape's letter or a `\u` escape's hex digits.
+                let continues = escaped || self.hex_left > 0 || (0x80..0xC0).contains(&b);
+                if self.hex_left > 0 {
+                    self.hex_left -= 1;
+                } else if escaped && b == b'u' {
+                    self.hex_left = 4;
+                }
+                if !continues {
+                    if self.chars == STATE_REPR_CHARS {
+                        return false;
+                    }
+                    self.chars += 1;
                 }
                 self.stage = Stage::Value {
                     escaped: !escaped && b == b'\\',
