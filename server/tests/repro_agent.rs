@@ -211,6 +211,49 @@ fn scripted_replies(replies: &[(LlmTask, &str)]) -> Arc<ScriptedLlm> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_llm_the_rules_rework_of_the_reports_code_runs_first() {
+    // The snippet needs only its import: the rules' script shows the error at once, so
+    // the LLM, whose draft would show nothing, is never asked for one.
+    let report = BugReport {
+        title: "np.dot fails in my linear layer".into(),
+        observed: "ValueError: shapes (8,3) and (8,3) not aligned: 3 (dim 1) != 8 (dim 0)".into(),
+        snippets: vec!["x = np.ones((8, 3))\nw = np.ones((8, 3))\nout = np.dot(x, w)\nprint(out.shape)".into()],
+        ..BugReport::default()
+    };
+    let quiet = "```python\nprint('fine')\n```";
+    let scripted = scripted_replies(&[(LlmTask::Generate, quiet)]);
+    let llm: Arc<dyn Llm> = scripted.clone();
+    let (outcome, events) = reproduce(report.clone(), &deps(Some(llm))).await;
+    assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
+    assert_eq!(outcome.attempts, 1);
+    assert_eq!(scripted.asked(LlmTask::Generate), 0);
+    // A report whose code the rules cannot make show the bug goes on to the LLM, which
+    // drafts afresh rather than rewriting the rules' script.
+    let hidden = BugReport {
+        title: "loss is inf when a probability is 0".into(),
+        observed: "loss: inf".into(),
+        snippets: vec!["import numpy as np\np = np.array([0.5, 0.5])\nprint('loss:', -np.log(p).mean())".into()],
+        ..BugReport::default()
+    };
+    let shows = "```python\np = np.array([0.0, 1.0])\nloss = -np.log(p).mean()\nprint('loss:', loss)\n```";
+    let scripted = scripted_replies(&[(LlmTask::Generate, shows)]);
+    let llm: Arc<dyn Llm> = scripted.clone();
+    let (outcome, events) = reproduce(hidden, &deps(Some(llm))).await;
+    assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
+    assert_eq!(outcome.attempts, 2, "the rules' script, then the LLM's");
+    let draft = scripted
+        .prompts()
+        .into_iter()
+        .find(|(task, _)| *task == LlmTask::Generate)
+        .map(|(_, prompt)| prompt)
+        .unwrap_or_default();
+    assert!(
+        draft.contains("The tools assembled this draft") && !draft.contains("Running it gave"),
+        "a fresh draft: {draft}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_the_llms_draft_leaves_undefined_is_asked_for_before_it_runs() {
     // The draft scales by a `scale` it never defines (no rule knows it): one short
     // question defines it, and the first run already shows the bug.

@@ -433,7 +433,11 @@ async fn run(
         let mut previous_by_tools = false;
         // LLM drafts in a row that repeated an earlier script.
         let mut repeats = 0;
-        for round in 0..config.attempts_per_context.max(1) {
+        // With an LLM and a report that carries code, the rules' own rework of that code
+        // runs first, on top of the LLM's attempts: it takes seconds, and a case the rules
+        // reproduce is not left to a small model's draft. The LLM then drafts afresh.
+        let rules_first = llm_working && !report.code().is_empty();
+        for round in 0..config.attempts_per_context.max(1) + u32::from(rules_first) {
             if events.is_closed() {
                 break 'contexts;
             }
@@ -457,7 +461,13 @@ async fn run(
                 _ => None,
             };
             previous_by_tools = tooled.is_some();
-            let candidate = if let Some(next) = tooled {
+            let rules_round = rules_first && round == 0;
+            let candidate = if rules_round {
+                attempt_started(events, attempt, context_number).await;
+                let rules = generate::rule_candidate(&input);
+                emit_lines(events, attempt, &rules.code).await;
+                rules
+            } else if let Some(next) = tooled {
                 attempt_started(events, attempt, context_number).await;
                 emit_lines(events, attempt, &next.code).await;
                 next
@@ -601,7 +611,9 @@ async fn run(
                 .await;
                 break 'contexts;
             }
-            previous = Some((candidate, checked));
+            if !rules_round {
+                previous = Some((candidate, checked));
+            }
         }
     }
     finished(events, progress.outcome(false, started)).await
