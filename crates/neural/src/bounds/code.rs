@@ -101,6 +101,12 @@ pub(super) struct TopLevel {
     cannot_raise: bool,
 }
 
+impl TopLevel {
+    fn holds(&self, line: u32) -> bool {
+        (self.first..=self.last).contains(&line)
+    }
+}
+
 /// What the program's text says about every state of its runs.
 #[derive(Debug, Clone)]
 pub struct CodeFacts {
@@ -305,7 +311,7 @@ impl CodeFacts {
             .top_level
             .iter()
             .enumerate()
-            .filter(|(_, s)| (s.first..=s.last).contains(&line))
+            .filter(|(_, s)| s.holds(line))
             .peekable();
         holding.peek().is_none() || holding.any(|(i, s)| i == last || !s.cannot_raise)
     }
@@ -376,7 +382,7 @@ impl CodeFacts {
 
     /// The index of the top-level statement that holds `line`.
     pub(super) fn top_level_at(&self, line: u32) -> Option<usize> {
-        self.top_level.iter().position(|s| (s.first..=s.last).contains(&line))
+        self.top_level.iter().position(|s| s.holds(line))
     }
 
     /// Whether the module's frame can show `name` at an `event` at `line`: a name the
@@ -603,11 +609,5 @@ fn scalar(repr: &str) -> bool {
 /// Whether a repr is of a value no other name can share and see changed: a number, a
 /// string, `True`/`False`/`None` or a tuple.
 fn immutable(repr: &str) -> bool {
-    let first = repr.chars().next().unwrap_or(' ');
-    first.is_ascii_digit()
-        || first == '\''
-        || first == '"'
-        || first == '('
-        || (first == '-' && repr[1..].starts_with(|c: char| c.is_ascii_digit()))
-        || matches!(repr, "True" | "False" | "None")
+    scalar(repr) || repr.starts_with('(')
 }
