@@ -178,11 +178,17 @@ async fn approximate_with_neural(
             None,
             format!("is still running after {steps} steps (scored on the variables so far)"),
         ),
-        RolloutEnd::Unparsable(why) => {
+        // Nothing predicted yet: no variables to score.
+        RolloutEnd::Unparsable(why) if steps == 0 => {
             return Err(format!(
-                "The neural debugger ({model}) wrote a state that does not parse after {steps} steps ({why})."
+                "The neural debugger ({model}) wrote a first state that does not parse ({why})."
             ));
         }
+        // A later state that does not parse ends the rollout; what came before still counts.
+        RolloutEnd::Unparsable(why) => (
+            None,
+            format!("wrote a state that does not parse after that ({why}), so it is scored on the variables so far"),
+        ),
     };
     let (score, detail) = score_prediction(report, exception, &variables);
     Ok((
