@@ -70,7 +70,12 @@ head -n 200 "$work/corpus/train.jsonl" > "$work/slice/train.jsonl"
 head -n 50 "$work/corpus/heldout.jsonl" > "$work/slice/heldout.jsonl"
 "$bin" train --corpus "$work/slice" --out "$work/smoke" --device "$device" \
     --steps 3 --batch-size 2 --context 64 --hidden-size 64 --layers 1 --heads 2 --vocab-size 512 \
-    --warmup-steps 1 --checkpoint-every 3 --eval-every 3 || stamp "SMOKE TEST FAILED (exit $?)"
+    --warmup-steps 1 --checkpoint-every 3 --eval-every 3 || {
+    code=$?
+    stamp "SMOKE TEST FAILED (exit $code): not training; the log is in $out/meta.tar.gz"
+    tar -czf "$out/meta.tar.gz" -C "$work" log.txt
+    exit "$code"
+}
 
 # The anchor: PyTorch's Qwen2 (transformers) on the same configuration and batch.
 stamp "PyTorch anchor, ${anchor_seconds}s per precision"
