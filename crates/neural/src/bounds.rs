@@ -483,7 +483,7 @@ impl Bounds {
             return call.parameters.iter().chain(&call.free).any(|n| fits(n));
         }
         // The module has run its top-level statements up to the one holding `line`.
-        let bound_by_then = |n: &str| function != MODULE || facts.module_bound_by(event, line, n);
+        let bound_by_then = |n: &str| facts.bound_by_then(function, event, line, n);
         let mut scopes = facts.scopes_named(function, line).peekable();
         if scopes.peek().is_none() {
             return true;

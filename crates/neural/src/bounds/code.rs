@@ -44,6 +44,8 @@ pub(super) struct Scope {
     pub(super) kind: ScopeKind,
     /// The names its frame shows at a call event, where the text tells.
     pub(super) call: Option<CallNames>,
+    /// A plain class body's statements: they run once each, in order, like the module's.
+    pub(super) body: Option<Body>,
 }
 
 /// What kind of code a scope is.
@@ -82,28 +84,98 @@ impl Scope {
     }
 }
 
-/// One of the module's top-level statements.
+/// One statement of a body that runs once, in order: the module's or a plain class body's.
 #[derive(Debug, Clone)]
-pub(super) struct TopLevel {
+pub(super) struct Statement {
     first: u32,
     last: u32,
-    /// The names it binds in the module.
+    /// The names it binds in the body's namespace.
     names: HashSet<String>,
     /// The names it binds whenever it completes (none for a branch, loop, `try`, `with`
     /// or `match`: a path through it may skip a binding), less those the tracer hides.
     certain: Vec<String>,
     /// Not a compound statement: it runs once, never looping back to its first line.
     simple: bool,
-    /// A `def` or `class` (decorated or not): the module's events in it come before its
+    /// A `def` or `class` (decorated or not): the body's events in it come before its
     /// name is bound, which is the last thing it does.
     definition: bool,
     /// It binds literals and nothing else, so no exception ends the run there.
     cannot_raise: bool,
 }
 
-impl TopLevel {
+impl Statement {
     fn holds(&self, line: u32) -> bool {
         (self.first..=self.last).contains(&line)
+    }
+}
+
+/// The statements of a body that runs once, each in order and to its end (an exception
+/// out of one ends the frame): the module, or a plain class body.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Body(Vec<Statement>);
+
+impl Body {
+    /// The statements directly under `node` (the module's root, or a class's block).
+    fn of(node: Node<'_>, source: &[u8]) -> Self {
+        let mut cursor = node.walk();
+        let statements = node
+            .named_children(&mut cursor)
+            .filter(|s| s.kind() != "comment")
+            .map(|s| Statement {
+                first: line_of(s.start_position().row),
+                last: line_of(s.end_position().row),
+                names: effects::bound_names(s, source),
+                certain: if flow::branches(s) {
+                    Vec::new()
+                } else {
+                    let mut names = effects::certain_names(s, source);
+                    names.retain(|n| !hidden(n));
+                    names
+                },
+                simple: !flow::is_compound(s),
+                definition: matches!(
+                    s.kind(),
+                    "function_definition" | "class_definition" | "decorated_definition"
+                ),
+                cannot_raise: flow::cannot_raise(s),
+            })
+            .collect();
+        Self(statements)
+    }
+
+    /// The index of the statement that holds `line`.
+    fn at(&self, line: u32) -> Option<usize> {
+        self.0.iter().position(|s| s.holds(line))
+    }
+
+    /// How many statements have run, binding what they bind, by an `event` at `line`:
+    /// none before the first (a class's header line), those before the one holding
+    /// `line` and that one too unless this is a line event before it binds (the first of
+    /// a simple statement, any of a `def` or `class`). `None` where the text cannot tell.
+    fn ran(&self, event: StopKind, line: u32) -> Option<usize> {
+        if self.0.first().is_none_or(|s| line < s.first) {
+            return Some(0);
+        }
+        let at = self.at(line)?;
+        let statement = &self.0[at];
+        let before = (statement.simple && line == statement.first) || statement.definition;
+        Some(if event == StopKind::Line && before { at } else { at + 1 })
+    }
+
+    /// Whether the statements run by an `event` at `line` may have bound `name`.
+    fn bound_by(&self, event: StopKind, line: u32, name: &str) -> bool {
+        self.ran(event, line)
+            .is_none_or(|ran| self.0[..ran].iter().any(|s| s.names.contains(name)))
+    }
+
+    /// The names the statements before the one holding `line` always bind: each ran to
+    /// its end, so an event there (not the call) shows them.
+    fn required(&self, event: StopKind, line: u32) -> impl Iterator<Item = &str> {
+        let done = match self.at(line) {
+            Some(at) if event != StopKind::Call => at,
+            _ => 0,
+        };
+        self.0[..done].iter().flat_map(|s| s.certain.iter().map(String::as_str))
     }
 }
 
@@ -138,8 +210,8 @@ pub struct CodeFacts {
     pub(super) globals: HashSet<String>,
     /// What the whole program says about code that can run unseen.
     pub(super) program: Program,
-    /// The module's top-level statements in order (the module runs each once, in this order).
-    pub(super) top_level: Vec<TopLevel>,
+    /// The module's top-level statements (the module runs each once, in this order).
+    pub(super) top_level: Body,
     pub(super) tree: tree_sitter::Tree,
     pub(super) source: String,
 }
@@ -174,6 +246,7 @@ impl CodeFacts {
             generator: false,
             kind: ScopeKind::Module,
             call: None,
+            body: None,
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
@@ -182,30 +255,7 @@ impl CodeFacts {
         let names_kept = names_known && unbound.as_ref().is_some_and(|u| u.is_disjoint(&globals));
         narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
         let program = Program::new(root, source);
-        let mut cursor = root.walk();
-        let top_level: Vec<TopLevel> = root
-            .named_children(&mut cursor)
-            .filter(|s| s.kind() != "comment")
-            .map(|s| TopLevel {
-                first: line_of(s.start_position().row),
-                last: line_of(s.end_position().row),
-                names: effects::bound_names(s, source),
-                certain: if flow::branches(s) {
-                    Vec::new()
-                } else {
-                    let mut names = effects::certain_names(s, source);
-                    names.retain(|n| !hidden(n));
-                    names
-                },
-                simple: !flow::is_compound(s),
-                definition: matches!(
-                    s.kind(),
-                    "function_definition" | "class_definition" | "decorated_definition"
-                ),
-                cannot_raise: flow::cannot_raise(s),
-            })
-            .collect();
-        drop(cursor);
+        let top_level = Body::of(root, source);
         Some(Self {
             scopes,
             code_lines,
@@ -297,6 +347,7 @@ impl CodeFacts {
     /// branch or a handler may skip a binding).
     pub(super) fn completed_bindings(&self, line: u32) -> Vec<(u32, Vec<Vec<u8>>)> {
         self.top_level
+            .0
             .iter()
             .filter(|s| s.last >= line && !s.certain.is_empty())
             .map(|s| (s.last, s.certain.iter().map(|n| n.clone().into_bytes()).collect()))
@@ -306,9 +357,10 @@ impl CodeFacts {
     /// Whether the module's frame can return at `line`: in its last top-level statement
     /// (the run went through), or in one that may raise (an exception ended the run).
     pub(super) fn module_may_return_at(&self, line: u32) -> bool {
-        let last = self.top_level.len().saturating_sub(1);
+        let last = self.top_level.0.len().saturating_sub(1);
         let mut holding = self
             .top_level
+            .0
             .iter()
             .enumerate()
             .filter(|(_, s)| s.holds(line))
@@ -316,18 +368,26 @@ impl CodeFacts {
         holding.peek().is_none() || holding.any(|(i, s)| i == last || !s.cannot_raise)
     }
 
-    /// The names the module's frame must show at an `event` at `line` (not its call):
-    /// those the top-level statements before the one holding `line` always bind, since
-    /// each of them ran to its end (an exception out of one would have ended the run).
-    /// None in a program that may unbind a name.
-    pub(super) fn module_required(&self, event: StopKind, line: u32) -> impl Iterator<Item = &str> {
-        let done = match self.top_level_at(line) {
-            Some(at) if self.names_kept && event != StopKind::Call => at,
-            _ => 0,
-        };
-        self.top_level[..done]
-            .iter()
-            .flat_map(|s| s.certain.iter().map(String::as_str))
+    /// The names a frame of `function` must show at an `event` at `line` where it runs a
+    /// body once in order (the module, a plain class body): those the statements before
+    /// the one holding `line` always bind. None in a program that may unbind a name.
+    pub(super) fn required(&self, function: &str, event: StopKind, line: u32) -> Vec<&str> {
+        match self.ordered_body(function, line) {
+            Some(body) if self.names_kept => body.required(event, line).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The body that a frame of `function` stopped at `line` runs once, in order: the
+    /// module's, or the one plain class body of that name that holds `line`.
+    fn ordered_body(&self, function: &str, line: u32) -> Option<&Body> {
+        if function == MODULE {
+            return Some(&self.top_level);
+        }
+        let mut scopes = self.scopes.iter().filter(|s| s.name == function && s.holds(line));
+        let scope = scopes.next()?;
+        scopes.next().is_none().then_some(())?;
+        scope.body.as_ref()
     }
 
     /// The lines of the statement (or compound header) that holds `line`; `None` when
@@ -382,21 +442,17 @@ impl CodeFacts {
 
     /// The index of the top-level statement that holds `line`.
     pub(super) fn top_level_at(&self, line: u32) -> Option<usize> {
-        self.top_level.iter().position(|s| s.holds(line))
+        self.top_level.at(line)
     }
 
-    /// Whether the module's frame can show `name` at an `event` at `line`: a name the
-    /// statements before the one holding `line` bind, or that one (unless this is a line
-    /// event before it binds: the first of a simple statement, any of a `def` or
-    /// `class`), or one that `global` lets a function bind.
-    pub(super) fn module_bound_by(&self, event: StopKind, line: u32, name: &str) -> bool {
-        let Some(at) = self.top_level_at(line) else {
-            return true;
-        };
-        let statement = &self.top_level[at];
-        let before = (statement.simple && line == statement.first) || statement.definition;
-        let ran = if event == StopKind::Line && before { at } else { at + 1 };
-        self.globals.contains(name) || self.top_level[..ran].iter().any(|s| s.names.contains(name))
+    /// Whether a frame of `function` can show `name` at an `event` at `line`: where it
+    /// runs a body once in order (the module, a plain class body), a name the statements
+    /// run by then bind, or, in the module, one that `global` lets a function bind.
+    pub(super) fn bound_by_then(&self, function: &str, event: StopKind, line: u32, name: &str) -> bool {
+        (function == MODULE && self.globals.contains(name))
+            || self
+                .ordered_body(function, line)
+                .is_none_or(|body| body.bound_by(event, line, name))
     }
 
     /// The scopes a frame named `function` at `line` can be.
@@ -488,6 +544,7 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                     _ => ScopeKind::Comprehension,
                 },
                 call,
+                body: None,
             });
         }
         let mut cursor = node.walk();
@@ -550,6 +607,7 @@ fn narrow_to_bindings(
                     scope.names.retain(|n| own.contains(n));
                     scope.bounded_names = true;
                     scope.call = Some(CallNames::default());
+                    scope.body = Some(Body::of(body, source));
                 }
             }
             _ => {}

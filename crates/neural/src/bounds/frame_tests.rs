@@ -102,6 +102,33 @@ fn a_plain_class_body_starts_empty_on_its_first_line_and_binds_its_names() {
 }
 
 #[test]
+fn a_plain_class_body_runs_its_statements_once_in_order() {
+    let code = "class Shape:\n    sides = 0\n\n    def area(self):\n        return 0\n\n    def name(self):\n        return 'shape'\n\n\ns = Shape()\n";
+    let prefix = trajectory(
+        code,
+        &[
+            ("<|line|>1 0 <module> <|vars|>{}", None),
+            ("<|call|>1 1 Shape <|vars|>{}", Some(Action::StepInto)),
+        ],
+    );
+    // On its first line nothing has run: no method is bound yet.
+    let into = Bounds::after(&prefix, Action::StepInto);
+    assert!(!into.admits(r#"<|line|>1 1 Shape <|vars|>{"area":"<function Shape.area>"}"#));
+    // At `def area` only `sides` is bound, and it must be shown; `name` comes later.
+    let over = after_one(code, "<|line|>2 1 Shape <|vars|>{}", Action::StepOver);
+    assert!(over.admits(r#"<|line|>4 1 Shape <|vars|>{"sides":"0"}"#));
+    assert!(!over.admits("<|line|>4 1 Shape <|vars|>{}"), "sides ran to its end");
+    assert!(!over.admits(r#"<|line|>4 1 Shape <|vars|>{"sides":"0","name":"<function Shape.name>"}"#));
+    let later = after_one(code, r#"<|line|>4 1 Shape <|vars|>{"sides":"0"}"#, Action::StepOver);
+    assert!(later.admits(r#"<|line|>7 1 Shape <|vars|>{"sides":"..","area":"<function Shape.area>"}"#));
+    assert!(!later.admits(r#"<|line|>7 1 Shape <|vars|>{"sides":".."}"#));
+    // A class that is not plain (a base from elsewhere) may start with anything.
+    let enum_code = "from enum import Enum\n\n\nclass Color(Enum):\n    RED = 1\n\n\nc = Color.RED\n";
+    let over = after_one(enum_code, "<|line|>4 1 Color <|vars|>{}", Action::StepOver);
+    assert!(over.admits(r#"<|line|>5 1 Color <|vars|>{"_generate_next_value_":"<function>"}"#));
+}
+
+#[test]
 fn a_module_returns_none() {
     let code = "a = 1\nb = [a]\n";
     let back = one_step_back(code, "<|end|>");

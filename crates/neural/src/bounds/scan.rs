@@ -324,13 +324,15 @@ impl Scan<'_> {
                 .as_deref()
                 .and_then(|f| self.bounds.call_names(f, self.line))
                 .is_none_or(|call| call.parameters.iter().all(|p| super::hidden(p) || written(p)));
-        // The module shows what the top-level statements before this one bound.
-        let module_so_far = match (&self.bounds.facts, self.event, self.function.as_deref()) {
-            (Some(facts), Some(event), Some(super::MODULE)) => facts.module_required(event, self.line).all(written),
+        // The module (a plain class body) shows what its statements before this one bound.
+        let body_so_far = match (&self.bounds.facts, self.event, self.function.as_deref()) {
+            (Some(facts), Some(event), Some(function)) => {
+                facts.required(function, event, self.line).into_iter().all(written)
+            }
             _ => true,
         };
         called
-            && module_so_far
+            && body_so_far
             && self.kept.is_none_or(|k| {
                 let completed = match self.event {
                     Some(StopKind::Line) => !k.statement_lines.contains(&self.line),
