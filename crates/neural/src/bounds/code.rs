@@ -371,11 +371,16 @@ impl CodeFacts {
     /// The names a frame of `function` must show at an `event` at `line` where it runs a
     /// body once in order (the module, a plain class body): those the statements before
     /// the one holding `line` always bind. None in a program that may unbind a name.
-    pub(super) fn required(&self, function: &str, event: StopKind, line: u32) -> Vec<&str> {
-        match self.ordered_body(function, line) {
-            Some(body) if self.names_kept => body.required(event, line).collect(),
-            _ => Vec::new(),
-        }
+    pub(super) fn required<'s>(
+        &'s self,
+        function: &str,
+        event: StopKind,
+        line: u32,
+    ) -> impl Iterator<Item = &'s str> + use<'s> {
+        self.ordered_body(function, line)
+            .filter(|_| self.names_kept)
+            .into_iter()
+            .flat_map(move |body| body.required(event, line))
     }
 
     /// The body that a frame of `function` stopped at `line` runs once, in order: the

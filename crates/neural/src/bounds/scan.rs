@@ -326,9 +326,7 @@ impl Scan<'_> {
                 .is_none_or(|call| call.parameters.iter().all(|p| super::hidden(p) || written(p)));
         // The module (a plain class body) shows what its statements before this one bound.
         let body_so_far = match (&self.bounds.facts, self.event, self.function.as_deref()) {
-            (Some(facts), Some(event), Some(function)) => {
-                facts.required(function, event, self.line).into_iter().all(written)
-            }
+            (Some(facts), Some(event), Some(function)) => facts.required(function, event, self.line).all(written),
             _ => true,
         };
         called
