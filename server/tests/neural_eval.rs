@@ -154,6 +154,7 @@ async fn next_state_reports_are_identical_run_to_run() {
         // Everything but the wall clock.
         let r = eval::NextStateReport {
             seconds_per_step: 0.0,
+            warm_up_seconds: 0.0,
             ..r
         };
         serde_json::to_string(&r).unwrap()

@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod chat;
 mod engine;
 mod error;
+mod kv_cache;
 pub mod model;
 pub mod prompt_cache;
 pub mod stream;

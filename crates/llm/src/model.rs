@@ -212,50 +212,8 @@ pub struct Qwen2 {
     device: Device,
 }
 
-/// The keys and values of every position read so far, one pair per block.
-///
-/// A clone is a cheap checkpoint of a prompt: it shares the storage, and the original
-/// only writes positions past the clone's length, which the clone never reads. Reading
-/// a shared prompt once and generating several answers from the clone of it saves
-/// reading the prompt again.
-#[derive(Clone)]
-pub struct KvCache {
-    blocks: Vec<candle_nn::kv_cache::KvCache>,
-}
-
-impl KvCache {
-    /// How many positions the cache holds.
-    pub fn len(&self) -> usize {
-        self.blocks
-            .first()
-            .map_or(0, candle_nn::kv_cache::KvCache::current_seq_len)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// A copy holding only the first `len` positions (all of them when `len` is larger),
-    /// in storage of its own: writing to either leaves the other as it was.
-    pub fn truncated(&self, len: usize) -> Result<Self> {
-        let len = len.min(self.len());
-        let blocks = self
-            .blocks
-            .iter()
-            .map(|block| {
-                let mut copy = candle_nn::kv_cache::KvCache::new(2, CACHE_CHUNK);
-                if let (Some(k), Some(v), true) = (block.k()?, block.v()?, len > 0) {
-                    copy.append(&k.narrow(2, 0, len)?.contiguous()?, &v.narrow(2, 0, len)?.contiguous()?)?;
-                }
-                Ok(copy)
-            })
-            .collect::<Result<_>>()?;
-        Ok(Self { blocks })
-    }
-}
-
-/// Positions the cache grows by; it starts this large and never copies more often.
-const CACHE_CHUNK: usize = 1024;
+use crate::kv_cache::BlockCache;
+pub use crate::kv_cache::KvCache;
 
 impl Qwen2 {
     /// Reads the model from `content` (already parsed from `reader`).
@@ -323,16 +281,19 @@ impl Qwen2 {
 
     /// An empty cache for one generation.
     pub fn new_cache(&self) -> KvCache {
-        KvCache {
-            blocks: (0..self.hparams.block_count)
-                .map(|_| candle_nn::kv_cache::KvCache::new(2, CACHE_CHUNK))
-                .collect(),
-        }
+        KvCache::new(self.hparams.block_count)
     }
 
     /// Reads `ids` after the positions already in `cache` and returns the logits
     /// (f32, vocabulary-sized) that predict the token after the last of them.
     pub fn forward(&self, ids: &[u32], cache: &mut KvCache) -> Result<Tensor> {
+        Ok(self.forward_tail(ids, 1, cache)?.flatten_all()?)
+    }
+
+    /// Reads `ids` like [`Qwen2::forward`] and returns the logits after each of the last
+    /// `tail` of them, one row each (`(tail, vocabulary)`, f32): what checking a draft of
+    /// `tail - 1` tokens in one pass needs. `tail` is at least 1 and at most `ids.len()`.
+    pub fn forward_tail(&self, ids: &[u32], tail: usize, cache: &mut KvCache) -> Result<Tensor> {
         if ids.is_empty() {
             return Err(LlmError::EmptyPrompt);
         }
@@ -350,19 +311,20 @@ impl Qwen2 {
         let mask = (seq > 1).then(|| causal_mask(seq, start, &self.device)).transpose()?;
         let cos = self.cos.narrow(0, start, seq)?;
         let sin = self.sin.narrow(0, start, seq)?;
-        for (block, kv) in self.blocks.iter().zip(&mut cache.blocks) {
+        for (n, block) in self.blocks.iter().enumerate() {
             let h = candle_nn::ops::rms_norm(&x, &block.attn_norm, self.hparams.rms_norm_eps)?;
-            let attended = self.attention(block, &h, mask.as_ref(), &cos, &sin, kv)?;
+            let attended = self.attention(block, &h, mask.as_ref(), &cos, &sin, cache.block(n))?;
             x = (x + attended)?;
             let h = candle_nn::ops::rms_norm(&x, &block.ffn_norm, self.hparams.rms_norm_eps)?;
             let [gate, up] = shared_lhs_matmul([&block.ffn_gate, &block.ffn_up], &h)?;
             let mixed = (candle_nn::ops::silu(&gate)? * up)?;
             x = (x + block.ffn_down.forward(&mixed)?)?;
         }
-        let last = x.narrow(1, seq - 1, 1)?;
+        let tail = tail.clamp(1, seq);
+        let last = x.narrow(1, seq - tail, tail)?;
         let last = candle_nn::ops::rms_norm(&last, &self.output_norm, self.hparams.rms_norm_eps)?;
         let logits = self.output.forward(&last)?;
-        Ok(logits.flatten_all()?.to_dtype(DType::F32)?)
+        Ok(logits.reshape((tail, ()))?.to_dtype(DType::F32)?)
     }
 
     fn attention(
@@ -372,7 +334,7 @@ impl Qwen2 {
         mask: Option<&Tensor>,
         cos: &Tensor,
         sin: &Tensor,
-        kv: &mut candle_nn::kv_cache::KvCache,
+        kv: &mut BlockCache,
     ) -> Result<Tensor> {
         let (_, seq, hidden) = x.dims3()?;
         let heads = self.hparams.head_count;

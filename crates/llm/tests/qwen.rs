@@ -290,6 +290,66 @@ fn a_cloned_cache_answers_as_if_the_prompt_were_read_again() {
 }
 
 #[test]
+fn a_draft_read_in_one_pass_gives_each_position_its_logits_and_a_rewind_forgets_it() {
+    let llm = model();
+    let model = llm.model();
+    let prompt = llm.encode("def area(w, h):\n").unwrap();
+    let draft = llm.encode("    return w * h").unwrap();
+    let argmax = |row: &[f32]| {
+        row.iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(i, _)| i)
+            .unwrap()
+    };
+    // One token at a time: the reference.
+    let mut stepped = model.new_cache();
+    model.forward(&prompt, &mut stepped).unwrap();
+    let one_by_one: Vec<Vec<f32>> = draft
+        .iter()
+        .map(|&id| model.forward(&[id], &mut stepped).unwrap().to_vec1::<f32>().unwrap())
+        .collect();
+    // The last prompt token and the draft in one pass, one row per drafted position.
+    let mut cache = model.new_cache();
+    model.forward(&prompt[..prompt.len() - 1], &mut cache).unwrap();
+    let mut read = vec![prompt[prompt.len() - 1]];
+    read.extend(&draft);
+    let rows = model
+        .forward_tail(&read, draft.len(), &mut cache)
+        .unwrap()
+        .to_vec2::<f32>()
+        .unwrap();
+    assert_eq!(rows.len(), draft.len());
+    // Row i holds the logits after the draft's token i. A pass over several tokens runs
+    // other kernels than one over a single token (as a prompt's reading does), so the
+    // logits agree to rounding, not to the bit.
+    for (row, reference) in rows.iter().zip(&one_by_one) {
+        assert_eq!(argmax(row), argmax(reference));
+        let worst = row
+            .iter()
+            .zip(reference)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1.0, "batched and single-token logits differ by {worst}");
+    }
+    // Forgetting all but the draft's first token answers as if only it had been read.
+    cache.rewind(prompt.len() + 1);
+    let after_rewind = model
+        .forward(&[draft[1]], &mut cache)
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    assert_eq!(cache.len(), prompt.len() + 2);
+    assert_eq!(argmax(&after_rewind), argmax(&one_by_one[1]));
+    let worst = after_rewind
+        .iter()
+        .zip(&one_by_one[1])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1.0, "a rewound cache differs by {worst}");
+}
+
+#[test]
 fn a_repeat_penalty_breaks_a_loop_that_greedy_decoding_falls_into() {
     let model = model();
     // Asked to repeat a line, greedy decoding repeats it; a strong penalty on the last

@@ -146,6 +146,11 @@ pub struct SamplingArgs {
     /// LLM otherwise reads that text in one forward pass): to measure what that saves.
     #[arg(long)]
     pub no_jump_forward: bool,
+    /// Decode greedily without drafts copied from the prompt (a code LLM otherwise
+    /// checks them a few tokens per forward pass; the answers are the same): to measure
+    /// what that saves.
+    #[arg(long)]
+    pub no_speculate: bool,
 }
 
 impl SamplingArgs {
@@ -157,6 +162,7 @@ impl SamplingArgs {
             max_tokens: self.max_tokens,
             bounded: !self.grammar_only,
             jump_forward: !self.no_jump_forward,
+            speculate: !self.no_speculate,
         }
     }
 }

@@ -1,6 +1,10 @@
 //! The constrained decoding loop every engine shares: one state line, token by token,
 //! under the trace language's grammar and the code's and the action's bounds, with the
-//! text they force read at once (jump forward) where the engine can tokenize it.
+//! text they force read at once (jump forward) where the engine can tokenize it, and,
+//! for greedy decoding by an engine that can check several tokens in one pass, drafts
+//! copied from the prompt (prompt lookup) checked a handful at a time.
+
+use std::collections::VecDeque;
 
 use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling as CandleSampling};
@@ -26,6 +30,12 @@ pub struct Sampling {
     /// instead of decoded token by token, where the engine can tokenize it (off only to
     /// measure what it saves).
     pub jump_forward: bool,
+    /// Whether greedy decoding drafts the tokens that followed the line's last few
+    /// tokens where they occur earlier in the prompt, and reads the draft with the chosen
+    /// token in one pass: each drafted token the model then picks costs no pass of its
+    /// own, and the answer is the one decoding token by token writes (off only to measure
+    /// what it saves).
+    pub speculate: bool,
 }
 
 impl Default for Sampling {
@@ -37,6 +47,7 @@ impl Default for Sampling {
             max_tokens: 256,
             bounded: true,
             jump_forward: true,
+            speculate: true,
         }
     }
 }
@@ -56,9 +67,31 @@ pub struct Prediction {
 /// Turns text into the engine's token ids, for [`decode_state_line`]'s jump forward.
 pub(crate) type Encode<'a> = &'a dyn Fn(&str) -> anyhow::Result<Vec<u32>>;
 
+/// The model as [`decode_state_line`] reads it, after the prompt.
+pub(crate) trait Reader {
+    /// Reads `tokens` after everything read so far and returns the logits after each of
+    /// the last `tail` of them (`1 <= tail <= tokens.len()`).
+    fn read(&mut self, tokens: &[u32], tail: usize) -> anyhow::Result<Vec<Vec<f32>>>;
+
+    /// Forgets the last `n` tokens read: a draft the model did not pick.
+    fn forget(&mut self, n: usize) -> anyhow::Result<()>;
+
+    /// The prompt's tokens, where drafts are looked up; empty for an engine that cannot
+    /// check a draft (it is then only asked for one tail position and never to forget).
+    fn prompt(&self) -> &[u32];
+}
+
+/// Drafts are copied after the latest earlier occurrence of the line's last
+/// `MAX_NGRAM`, else fewer, down to `MIN_NGRAM` tokens.
+const MAX_NGRAM: usize = 4;
+const MIN_NGRAM: usize = 2;
+/// The most tokens drafted at once: a pass over a few more tokens costs little more
+/// than over one on a CPU, a long draft that is refused early wastes its reading.
+const MAX_DRAFT: usize = 6;
+
 /// Decodes one state line under the trace language's grammar. `first` holds the logits
-/// after the prompt; `next` reads the chosen tokens (one, or with `encode` the forced
-/// text after it too) and returns the logits after the last.
+/// after the prompt; `reader` reads the chosen tokens (one, or with `encode` the forced
+/// text after it too, and a draft when it can check one).
 /// Tokens whose bytes would leave the grammar (or are empty: special tokens an engine
 /// refuses) are never chosen; greedy decoding takes the best allowed token, checking the
 /// likeliest first, so a large vocabulary costs little. With `encode` (and
@@ -68,7 +101,7 @@ pub(crate) type Encode<'a> = &'a dyn Fn(&str) -> anyhow::Result<Vec<u32>>;
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decode_state_line(
     first: Vec<f32>,
-    next: &mut dyn FnMut(&[u32]) -> anyhow::Result<Vec<f32>>,
+    reader: &mut dyn Reader,
     encode: Option<Encode<'_>>,
     token_bytes: &[Vec<u8>],
     guide: &Guide<'_>,
@@ -101,6 +134,13 @@ pub(crate) fn decode_state_line(
     // Bounds that leave no token at all (a case they do not foresee) are dropped for the
     // rest of the answer rather than cutting it: the grammar alone still holds.
     let mut bounded = true;
+    // Drafting needs greedy picks (a sampled token is not the one the draft is checked
+    // against) and an engine that reads a draft's logits in one pass.
+    let drafting = sampling.speculate && processor.is_none() && !reader.prompt().is_empty();
+    // The prompt and the line so far, where drafts are looked up.
+    let mut history = if drafting { reader.prompt().to_vec() } else { Vec::new() };
+    // Drafted tokens read but not yet picked, each with the logits after it.
+    let mut draft: VecDeque<(u32, Vec<f32>)> = VecDeque::new();
     while produced < budget && !machine.is_done() {
         let allowed = |id: usize, bounded: bool| {
             let piece = token_bytes.get(id).map_or(&[][..], Vec::as_slice);
@@ -128,7 +168,19 @@ pub(crate) fn decode_state_line(
         bytes.extend_from_slice(piece);
         on_text(&String::from_utf8_lossy(piece));
         produced += 1;
-        let mut read = vec![token];
+        history.push(token);
+        // The tokens to read now; a drafted token the model picked was read already.
+        let mut read = Vec::new();
+        let mut after_draft = None;
+        match draft.pop_front() {
+            Some((drafted, after)) if drafted == token => after_draft = Some(after),
+            Some(_) => {
+                reader.forget(draft.len() + 1)?;
+                draft.clear();
+                read.push(token);
+            }
+            None => read.push(token),
+        }
         if let Some(encode) = encode.filter(|_| sampling.jump_forward && !machine.is_done()) {
             let forced = forced_bytes(&machine, bounded.then_some(&scan), &unchanged, &bytes);
             if let Some((ids, forced)) = forced_tokens(&forced, encode, token_bytes)?
@@ -141,14 +193,36 @@ pub(crate) fn decode_state_line(
                 bytes.extend_from_slice(&forced);
                 on_text(&String::from_utf8_lossy(&forced));
                 produced += ids.len();
+                // The draft after the token did not foresee the forced text.
+                reader.forget(draft.len())?;
+                draft.clear();
+                history.extend_from_slice(&ids);
                 read.extend(ids);
             }
         }
         if machine.is_done() || produced >= budget {
             break;
         }
-        logits = next(&read)?;
+        let proposal = if drafting && draft.is_empty() {
+            line_draft(&history, budget - produced, token_bytes)
+        } else {
+            Vec::new()
+        };
+        if read.is_empty() && proposal.is_empty() {
+            logits = after_draft.expect("a picked draft token was read with its logits");
+            continue;
+        }
+        let tail = proposal.len() + usize::from(!read.is_empty());
+        read.extend_from_slice(&proposal);
+        let mut after = reader.read(&read, tail)?.into_iter();
+        logits = match after_draft {
+            Some(logits) if tail == proposal.len() => logits,
+            _ => after.next().expect("one row per tail position"),
+        };
+        draft.extend(proposal.into_iter().zip(after));
     }
+    // What the reader holds is the line as written, without drafts it did not take.
+    reader.forget(draft.len())?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let state = if machine.is_done() {
         parse_state(text.trim_end_matches('\n'), previous).map_err(|(_, message)| message)
@@ -163,6 +237,30 @@ pub(crate) fn decode_state_line(
         tokens: produced,
         bounds_dropped: sampling.bounded && !bounded,
     })
+}
+
+/// A draft for the line that ends `history`: the tokens after the latest earlier
+/// occurrence of its last few tokens, up to `max`, [`MAX_DRAFT`] and the end of a line.
+fn line_draft(history: &[u32], max: usize, token_bytes: &[Vec<u8>]) -> Vec<u32> {
+    let max = max.min(MAX_DRAFT);
+    for n in (MIN_NGRAM..=MAX_NGRAM).rev() {
+        let Some(suffix_start) = history.len().checked_sub(n) else {
+            continue;
+        };
+        let suffix = &history[suffix_start..];
+        let Some(start) = (0..suffix_start).rev().find(|&i| &history[i..i + n] == suffix) else {
+            continue;
+        };
+        let mut draft = Vec::new();
+        for &id in history[start + n..].iter().take(max) {
+            draft.push(id);
+            if token_bytes.get(id as usize).is_some_and(|b| b.contains(&b'\n')) {
+                break;
+            }
+        }
+        return draft;
+    }
+    Vec::new()
 }
 
 /// The whole answer the grammar and `guide`'s bounds leave no choice about, when they
@@ -388,30 +486,64 @@ fn json_values(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
 mod tests {
     use super::*;
 
-    /// A model over single-byte tokens that always prefers the next byte of `target`.
-    fn spell(target: &[u8], jump_forward: bool) -> (Prediction, Vec<usize>) {
-        let token_bytes: Vec<Vec<u8>> = (0..=u8::MAX).map(|b| vec![b]).collect();
-        let logits_for = |at: usize| {
+    /// A model over single-byte tokens that always prefers the next byte of `target`,
+    /// after `prompt` (single bytes too; empty: it cannot check drafts).
+    struct Spelling<'a> {
+        target: &'a [u8],
+        /// Answer tokens read so far.
+        at: usize,
+        prompt: Vec<u32>,
+        /// How many tokens each pass read.
+        reads: Vec<usize>,
+        forgotten: usize,
+    }
+
+    impl Spelling<'_> {
+        fn logits(&self, at: usize) -> Vec<f32> {
             let mut logits = vec![0.0f32; 256];
-            if let Some(&b) = target.get(at) {
+            if let Some(&b) = self.target.get(at) {
                 logits[b as usize] = 10.0;
             }
             logits
-        };
-        let mut at = 0;
-        let mut reads = Vec::new();
+        }
+    }
+
+    impl Reader for Spelling<'_> {
+        fn read(&mut self, tokens: &[u32], tail: usize) -> anyhow::Result<Vec<Vec<f32>>> {
+            assert!((1..=tokens.len()).contains(&tail));
+            self.reads.push(tokens.len());
+            let rows = (tokens.len() - tail..tokens.len())
+                .map(|j| self.logits(self.at + j + 1))
+                .collect();
+            self.at += tokens.len();
+            Ok(rows)
+        }
+
+        fn forget(&mut self, n: usize) -> anyhow::Result<()> {
+            self.at -= n;
+            self.forgotten += n;
+            Ok(())
+        }
+
+        fn prompt(&self) -> &[u32] {
+            &self.prompt
+        }
+    }
+
+    fn spell_after<'a>(target: &'a [u8], prompt: &[u8], sampling: Sampling) -> (Prediction, Spelling<'a>) {
+        let token_bytes: Vec<Vec<u8>> = (0..=u8::MAX).map(|b| vec![b]).collect();
         let encode = |text: &str| Ok(text.bytes().map(u32::from).collect::<Vec<u32>>());
-        let sampling = Sampling {
-            jump_forward,
-            ..Sampling::default()
+        let mut model = Spelling {
+            target,
+            at: 0,
+            prompt: prompt.iter().map(|&b| u32::from(b)).collect(),
+            reads: Vec::new(),
+            forgotten: 0,
         };
+        let first = model.logits(0);
         let prediction = decode_state_line(
-            logits_for(0),
-            &mut |tokens| {
-                reads.push(tokens.len());
-                at += tokens.len();
-                Ok(logits_for(at))
-            },
+            first,
+            &mut model,
             Some(&encode),
             &token_bytes,
             &Guide::unbounded(None),
@@ -420,7 +552,16 @@ mod tests {
             &mut |_| {},
         )
         .unwrap();
-        (prediction, reads)
+        (prediction, model)
+    }
+
+    fn spell(target: &[u8], jump_forward: bool) -> (Prediction, Vec<usize>) {
+        let sampling = Sampling {
+            jump_forward,
+            ..Sampling::default()
+        };
+        let (prediction, model) = spell_after(target, b"", sampling);
+        (prediction, model.reads)
     }
 
     #[test]
@@ -440,6 +581,58 @@ mod tests {
         assert!(
             reads.iter().any(|&n| n >= 8),
             "the vars marker is read at once: {reads:?}"
+        );
+    }
+
+    #[test]
+    fn drafts_from_the_prompt_save_passes_and_never_change_the_line() {
+        let line = b"<|line|>4 0 <module> <|vars|>{\"xs\":\"[10, 20, 30, 40]\",\"n\":\"4\"}\n";
+        let plain = Sampling {
+            speculate: false,
+            ..Sampling::default()
+        };
+        let (alone, model) = spell_after(line, b"", Sampling::default());
+        let alone_passes = model.reads.len();
+        assert_eq!(model.forgotten, 0, "no prompt, no draft");
+        for prompt in [
+            // The same list earlier: the draft is right.
+            &b"<|line|>3 0 <module> <|vars|>{\"xs\":\"[10, 20, 30, 40]\"}\n<|step_over|>\n"[..],
+            // A list that parts from it: the draft is refused where it does.
+            &b"<|line|>3 0 <module> <|vars|>{\"xs\":\"[10, 20, 31, 41]\"}\n<|step_over|>\n"[..],
+        ] {
+            let (drafted, model) = spell_after(line, prompt, Sampling::default());
+            let (stepped, stepped_model) = spell_after(line, prompt, plain);
+            // The model spells the byte after as many as it has read, so a refused draft
+            // left unforgotten would shift every later byte.
+            assert_eq!(drafted, stepped, "drafts only decide how the line is read");
+            assert_eq!(drafted.text, String::from_utf8(line.to_vec()).unwrap());
+            assert_eq!(
+                stepped_model.reads.len(),
+                alone_passes,
+                "without drafts the prompt is only context"
+            );
+            assert!(
+                model.reads.len() < alone_passes,
+                "{:?} against {alone_passes} passes",
+                model.reads
+            );
+        }
+        let (_, refused) = spell_after(line, b"<|vars|>{\"xs\":\"[10, 20, 31, 41]\"}\n", Sampling::default());
+        assert!(refused.forgotten > 0, "the parting draft was forgotten");
+        assert_eq!(alone.text, String::from_utf8(line.to_vec()).unwrap());
+    }
+
+    #[test]
+    fn a_draft_copies_what_followed_the_latest_earlier_occurrence_up_to_the_line_end() {
+        let bytes: Vec<Vec<u8>> = (0..=u8::MAX).map(|b| vec![b]).collect();
+        let ids = |text: &[u8]| text.iter().map(|&b| u32::from(b)).collect::<Vec<u32>>();
+        // `ab` occurs twice before the end: the latest one wins.
+        assert_eq!(line_draft(&ids(b"abX ab\nY ab"), 10, &bytes), ids(b"\n"));
+        assert_eq!(line_draft(&ids(b"abXY abZ ab"), 10, &bytes), ids(b"Z ab"));
+        assert_eq!(line_draft(&ids(b"abcdefgh ab"), 3, &bytes), ids(b"cde"));
+        assert!(
+            line_draft(&ids(b"abcd xy"), 10, &bytes).is_empty(),
+            "no earlier occurrence"
         );
     }
 }

@@ -120,8 +120,12 @@ pub struct NextStateReport {
     pub tokens_generated: usize,
     /// Answers whose bounds left no token somewhere (finished under the grammar alone).
     pub bounds_dropped: usize,
-    /// Wall-clock seconds per prediction on this machine (prompt reading included).
+    /// Wall-clock seconds per prediction on this machine (prompt reading included, the
+    /// warm-up not).
     pub seconds_per_step: f64,
+    /// Seconds the engine took before the first question to read what every prompt
+    /// starts with ([`Engine::warm_up`]; a server does it once, at start-up).
+    pub warm_up_seconds: f64,
     /// Every question's answer beside the truth (`eval --answers`; empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<Answer>,
@@ -258,6 +262,9 @@ pub fn next_state(
     sampling: &Sampling,
     on_progress: &mut dyn FnMut(usize, usize),
 ) -> anyhow::Result<NextStateReport> {
+    let warming = std::time::Instant::now();
+    debugger.warm_up()?;
+    let warm_up_seconds = warming.elapsed().as_secs_f64();
     let started = std::time::Instant::now();
     let limit = selection.limit;
     let mut all = Vec::new();
@@ -321,6 +328,7 @@ pub fn next_state(
     report.n = overall.n;
     report.pass_at_1 = overall.accuracy;
     report.seconds_per_step = started.elapsed().as_secs_f64() / overall.n.max(1) as f64;
+    report.warm_up_seconds = warm_up_seconds;
     Ok(report)
 }
 

@@ -16,15 +16,15 @@ use std::sync::atomic::AtomicBool;
 
 use candle_core::Device;
 use replayground_llm::catalogue::{self, CATALOGUE, CataloguedModel};
-use replayground_llm::model::KvCache;
+use replayground_llm::model::{KvCache, Qwen2};
 use replayground_llm::{ChatMessage, LocalLlm, PromptCache, chat_prompt};
 use replayground_shared::Action;
 use replayground_shared::trace_lang::{self, Trajectory};
 use tokenizers::Tokenizer;
 
 use super::infer::{
-    AddedTokens, Engine, Guide, Prediction, PromptFrame, Sampling, decode_state_line, fitted_prompt, numbered_listing,
-    token_bytes,
+    AddedTokens, Engine, Guide, Prediction, PromptFrame, Reader, Sampling, decode_state_line, fitted_prompt,
+    numbered_listing, token_bytes,
 };
 
 /// Prompts longer than this lose their earliest states: reading a long prompt costs
@@ -134,6 +134,12 @@ impl Engine for InContextDebugger {
         }
     }
 
+    fn warm_up(&mut self) -> anyhow::Result<()> {
+        let ids = self.llm.encode(&self.header)?;
+        self.read_prompt(&ids)?;
+        Ok(())
+    }
+
     fn context(&self) -> usize {
         // The prompt is capped at `max_prompt_tokens`; the answer needs room after it.
         (self.max_prompt_tokens + 512).min(self.llm.model().hparams.context_length)
@@ -162,11 +168,16 @@ impl Engine for InContextDebugger {
             self.llm.name()
         );
         let budget = sampling.max_tokens.min(context - ids.len());
-        let (mut cache, first) = self.read_prompt(&ids)?;
-        let (llm, model) = (&self.llm, self.llm.model());
+        let (cache, first) = self.read_prompt(&ids)?;
+        let llm = &self.llm;
+        let mut reader = CacheReader {
+            model: llm.model(),
+            cache,
+            prompt: &ids,
+        };
         decode_state_line(
             first,
-            &mut |tokens| Ok(model.forward(tokens, &mut cache)?.flatten_all()?.to_vec1::<f32>()?),
+            &mut reader,
             Some(&|text| Ok(llm.encode(text)?)),
             &self.token_bytes,
             guide,
@@ -174,6 +185,31 @@ impl Engine for InContextDebugger {
             budget,
             on_text,
         )
+    }
+}
+
+/// Reads an answer after a prompt held in `cache`, drafts included.
+struct CacheReader<'a> {
+    model: &'a Qwen2,
+    cache: KvCache,
+    prompt: &'a [u32],
+}
+
+impl Reader for CacheReader<'_> {
+    fn read(&mut self, tokens: &[u32], tail: usize) -> anyhow::Result<Vec<Vec<f32>>> {
+        Ok(self
+            .model
+            .forward_tail(tokens, tail, &mut self.cache)?
+            .to_vec2::<f32>()?)
+    }
+
+    fn forget(&mut self, n: usize) -> anyhow::Result<()> {
+        self.cache.rewind(self.cache.len().saturating_sub(n));
+        Ok(())
+    }
+
+    fn prompt(&self) -> &[u32] {
+        self.prompt
     }
 }
 

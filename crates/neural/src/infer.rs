@@ -24,8 +24,8 @@ use replayground_shared::{Action, State};
 use tokenizers::Tokenizer;
 
 pub use super::bounds::Guide;
-pub(crate) use super::decode::decode_state_line;
 pub use super::decode::{Prediction, Sampling};
+pub(crate) use super::decode::{Reader, decode_state_line};
 use super::model::{Qwen2Checkpoint, Qwen2Config};
 
 /// One of k sampled answers (a previous state, or a call whose arguments are the
@@ -209,19 +209,15 @@ impl Engine for NeuralDebugger {
         sampling: &Sampling,
         on_text: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Prediction> {
-        let (first, budget, mut position) = self.read_prompt(prompt, guide.previous, sampling)?;
-        let (model, device) = (&mut self.model, &self.device);
+        let (first, budget, position) = self.read_prompt(prompt, guide.previous, sampling)?;
+        let mut reader = OneByOne {
+            model: &mut self.model,
+            device: &self.device,
+            position,
+        };
         decode_state_line(
             first,
-            &mut |tokens| {
-                let [token] = tokens else {
-                    anyhow::bail!("the from-scratch model reads one token at a time")
-                };
-                let input = Tensor::new(&[*token], device)?.unsqueeze(0)?;
-                let logits = forward_logits(model, &input, position);
-                position += 1;
-                logits
-            },
+            &mut reader,
             None,
             &self.token_bytes,
             guide,
@@ -229,6 +225,35 @@ impl Engine for NeuralDebugger {
             budget,
             on_text,
         )
+    }
+}
+
+/// Reads the from-scratch model's answer one token at a time: its cache cannot forget,
+/// so it checks no drafts.
+struct OneByOne<'a> {
+    model: &'a mut ModelForCausalLM,
+    device: &'a Device,
+    position: usize,
+}
+
+impl Reader for OneByOne<'_> {
+    fn read(&mut self, tokens: &[u32], tail: usize) -> anyhow::Result<Vec<Vec<f32>>> {
+        let ([token], 1) = (tokens, tail) else {
+            anyhow::bail!("the from-scratch model reads one token at a time")
+        };
+        let input = Tensor::new(&[*token], self.device)?.unsqueeze(0)?;
+        let logits = forward_logits(self.model, &input, self.position)?;
+        self.position += 1;
+        Ok(vec![logits])
+    }
+
+    fn forget(&mut self, n: usize) -> anyhow::Result<()> {
+        anyhow::ensure!(n == 0, "the from-scratch model's cache cannot forget tokens");
+        Ok(())
+    }
+
+    fn prompt(&self) -> &[u32] {
+        &[]
     }
 }
 
@@ -261,6 +286,13 @@ pub trait Engine: Send {
 
     /// The most tokens a prompt and its answer may take together.
     fn context(&self) -> usize;
+
+    /// Reads what every prompt starts with ([`PromptFrame::header`]) ahead of the first
+    /// question, where the engine keeps it: a code LLM's instructions and worked
+    /// examples take a CPU longer to read than ten answers. Nothing by default.
+    fn warm_up(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
 
     /// The prompt that asks for the state after `action` from the end of `prefix`,
     /// fitted into the engine's context.

@@ -304,6 +304,7 @@ pub fn generate(
             max_tokens: prepared.max_tokens,
             bounded: true,
             jump_forward: true,
+            speculate: true,
         };
         let started = Instant::now();
         let answer = debugger.predict(&prepared.prompt, &prepared.guide(), &sampling, &mut |text| {

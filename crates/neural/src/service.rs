@@ -220,10 +220,14 @@ fn model_name(dir: &Path) -> String {
         .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
+/// Loads the engine and reads its prompts' common start, so that the first step a user
+/// asks for is answered as fast as the next.
 fn load_model(dir: &Path) -> anyhow::Result<Box<dyn Engine>> {
-    crate::load_engine(
+    let mut engine = crate::load_engine(
         &dir.to_string_lossy(),
         &candle_core::Device::Cpu,
         crate::in_context::DEFAULT_MAX_PROMPT_TOKENS,
-    )
+    )?;
+    engine.warm_up()?;
+    Ok(engine)
 }
