@@ -36,6 +36,14 @@ fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
     serde_json::from_str(&text).unwrap()
 }
 
+/// Asserts that two rows of logits pick the same token and differ by less than `tolerance`.
+fn assert_close(a: &[f32], b: &[f32], tolerance: f32, what: &str) {
+    let argmax = |v: &[f32]| v.iter().enumerate().max_by(|x, y| x.1.total_cmp(y.1)).unwrap().0;
+    let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    assert!(worst < tolerance, "{what} differ by {worst}");
+    assert_eq!(argmax(a), argmax(b), "{what} pick different tokens");
+}
+
 #[derive(Deserialize)]
 struct TokenizerFixture {
     model_sha256: String,
@@ -295,13 +303,6 @@ fn a_draft_read_in_one_pass_gives_each_position_its_logits_and_a_rewind_forgets_
     let model = llm.model();
     let prompt = llm.encode("def area(w, h):\n").unwrap();
     let draft = llm.encode("    return w * h").unwrap();
-    let argmax = |row: &[f32]| {
-        row.iter()
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(b.1))
-            .map(|(i, _)| i)
-            .unwrap()
-    };
     // One token at a time: the reference.
     let mut stepped = model.new_cache();
     model.forward(&prompt, &mut stepped).unwrap();
@@ -324,13 +325,7 @@ fn a_draft_read_in_one_pass_gives_each_position_its_logits_and_a_rewind_forgets_
     // other kernels than one over a single token (as a prompt's reading does), so the
     // logits agree to rounding, not to the bit.
     for (row, reference) in rows.iter().zip(&one_by_one) {
-        assert_eq!(argmax(row), argmax(reference));
-        let worst = row
-            .iter()
-            .zip(reference)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        assert!(worst < 1.0, "batched and single-token logits differ by {worst}");
+        assert_close(row, reference, 1.0, "batched and single-token logits");
     }
     // Forgetting all but the draft's first token answers as if only it had been read.
     cache.rewind(prompt.len() + 1);
@@ -340,13 +335,7 @@ fn a_draft_read_in_one_pass_gives_each_position_its_logits_and_a_rewind_forgets_
         .to_vec1::<f32>()
         .unwrap();
     assert_eq!(cache.len(), prompt.len() + 2);
-    assert_eq!(argmax(&after_rewind), argmax(&one_by_one[1]));
-    let worst = after_rewind
-        .iter()
-        .zip(&one_by_one[1])
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
-    assert!(worst < 1.0, "a rewound cache differs by {worst}");
+    assert_close(&after_rewind, &one_by_one[1], 1.0, "a rewound cache's logits");
 }
 
 #[test]
@@ -381,12 +370,7 @@ fn a_prompt_that_starts_like_a_kept_one_reads_only_the_rest_and_answers_the_same
         let mut cache = model.new_cache();
         model.forward(ids, &mut cache).unwrap().to_vec1::<f32>().unwrap()
     };
-    let close = |a: &[f32], b: &[f32]| {
-        let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
-        let argmax = |v: &[f32]| v.iter().enumerate().max_by(|x, y| x.1.total_cmp(y.1)).unwrap().0;
-        assert!(worst < 1e-2, "logits differ by {worst}");
-        assert_eq!(argmax(a), argmax(b));
-    };
+    let close = |a: &[f32], b: &[f32]| assert_close(a, b, 1e-2, "logits");
     let shared = "You are a Python debugger. The program below computes the area of rectangles.\n\
                   def area(w, h):\n    return w * h\n\nprint(area(2, 3))\n";
     let first = llm.encode(&format!("{shared}Question: what does it print?")).unwrap();
