@@ -52,6 +52,15 @@ impl<'a> Guide<'a> {
         }
     }
 
+    /// [`Self::after`] for a caller that knows which breakpoints are set, which an
+    /// inverse trajectory does not record.
+    pub fn after_with_breakpoints(prefix: &'a Trajectory, action: Action, breakpoints: &BTreeSet<u32>) -> Self {
+        Self {
+            previous: prefix.steps.last().map(|s| &s.state),
+            bounds: Bounds::after_with_breakpoints(prefix, action, Some(breakpoints)),
+        }
+    }
+
     /// Only the grammar and `previous`: for a caller that knows neither code nor action.
     pub fn unbounded(previous: Option<&'a State>) -> Self {
         Self {
@@ -197,18 +206,23 @@ impl Bounds {
     }
 
     /// The bounds on the state `action` leads to from the last state of `prefix`
-    /// (a forward trajectory's own `breakpoint:N` actions count as set breakpoints).
+    /// (a forward trajectory's own `breakpoint:N` actions count as set breakpoints; an
+    /// inverse one does not tell which are set).
     pub fn after(prefix: &Trajectory, action: Action) -> Self {
-        let set = prefix
-            .steps
-            .iter()
-            .filter_map(|s| match s.action {
-                Some(Action::Breakpoint(n)) if prefix.direction == Direction::Forward => Some(n),
-                _ => None,
-            })
-            .collect();
+        Self::after_with_breakpoints(prefix, action, None)
+    }
+
+    /// [`Self::after`], with the breakpoints set besides a forward trajectory's own
+    /// when the caller knows them (`None`: it does not).
+    pub fn after_with_breakpoints(prefix: &Trajectory, action: Action, known: Option<&BTreeSet<u32>>) -> Self {
+        let own = prefix.steps.iter().filter_map(|s| match s.action {
+            Some(Action::Breakpoint(n)) if prefix.direction == Direction::Forward => Some(n),
+            _ => None,
+        });
+        let set: BTreeSet<u32> = own.chain(known.into_iter().flatten().copied()).collect();
+        let known = prefix.direction == Direction::Forward || known.is_some();
         let from = prefix.steps.last().map(|s| &s.state);
-        let mut bounds = Self::new(&prefix.code, from, prefix.direction, action, &set);
+        let mut bounds = Self::new(&prefix.code, from, prefix.direction, action, known.then_some(&set));
         // The module runs once: every later state at depth 0 shows its names so far.
         let module = prefix.steps.iter().rposition(|s| s.state.depth == Some(0));
         // The actions since the module's last state: forward ones (no jump) keep it
@@ -258,17 +272,22 @@ impl Bounds {
     }
 
     /// The bounds on the state `action` leads to from `from` in a run of `code` with
-    /// `breakpoints` set (`direction`: whether the question steps backwards).
+    /// `breakpoints` set (`None`: not known, as stepping back through a trajectory that
+    /// does not record them; `direction`: whether the question steps backwards).
     pub fn new(
         code: &str,
         from: Option<&State>,
         direction: Direction,
         action: Action,
-        breakpoints: &BTreeSet<u32>,
+        breakpoints: Option<&BTreeSet<u32>>,
     ) -> Self {
         let facts = CodeFacts::new(code);
+        // Forward, every caller knows them (a trajectory records its own).
+        let unknown = BTreeSet::new();
+        let known = breakpoints;
+        let breakpoints = breakpoints.unwrap_or(&unknown);
         let shapes = match (from, &facts) {
-            (Some(from), Some(facts)) => shapes(direction, from, action, breakpoints, facts),
+            (Some(from), Some(facts)) => shapes(direction, from, action, known, facts),
             _ => vec![Shape::anywhere()],
         };
         let mut bounds = Self {
@@ -518,11 +537,16 @@ fn shapes(
     direction: Direction,
     from: &State,
     action: Action,
-    breakpoints: &BTreeSet<u32>,
+    breakpoints: Option<&BTreeSet<u32>>,
     facts: &CodeFacts,
 ) -> Vec<Shape> {
-    // A run's last event is its module's return (after an exception that ends it, too).
-    if direction == Direction::Inverse && action == Action::ReverseStepInto && from.event == StopKind::End {
+    // A run's last event is its module's return (after an exception that ends it, too),
+    // and every reverse step but `reverse_continue` goes back one event from the end.
+    let one_back = matches!(
+        action,
+        Action::ReverseStepInto | Action::ReverseStepOver | Action::ReverseStepReturn
+    );
+    if direction == Direction::Inverse && one_back && from.event == StopKind::End {
         return vec![Shape {
             function: Some(MODULE.to_owned()),
             ..Shape::depths(0, 0, Events::RETURN)
@@ -535,16 +559,22 @@ fn shapes(
         let generator = facts.may_be_generator(function, line);
         return match action {
             // Before a return: the statement that returned (its line, or its exception;
-            // a generator may return right after it resumed), or a callee's return.
+            // a generator may return right after it resumed), or a callee's return. A
+            // statement that surely calls the program's code is never just its line.
             Action::ReverseStepInto if from.event == StopKind::Return => {
+                let own_line = if facts.surely_calls(line) {
+                    Events::EXCEPTION
+                } else {
+                    Events::LINE
+                };
                 let mut shapes = vec![Shape {
                     lines: facts.statement_lines(line),
                     ..Shape::frame_of(
                         from,
                         depth,
-                        Events::LINE
+                        own_line
                             .or(Events::EXCEPTION)
-                            .or(if generator { Events::CALL } else { Events::LINE }),
+                            .or(if generator { Events::CALL } else { own_line }),
                     )
                 }];
                 if facts.may_call(function, line) {
@@ -559,8 +589,9 @@ fn shapes(
                 Shape::depths(depth + 1, depth + 1, Events::RETURN),
             ],
             // Before a call: the caller's line that made it, or the return of an earlier
-            // call the same line made (a callback the caller handed a builtin, too).
-            Action::ReverseStepInto if from.event == StopKind::Call && depth > 0 => vec![
+            // call the same line made (a callback the caller handed a builtin, too). A
+            // call starts its activation, so stepping back out of it is one event too.
+            Action::ReverseStepInto | Action::ReverseStepReturn if from.event == StopKind::Call && depth > 0 => vec![
                 Shape::depths(depth - 1, depth - 1, Events::LINE),
                 Shape::depths(depth, depth, Events::RETURN),
             ],
@@ -577,6 +608,22 @@ fn shapes(
                 },
                 Shape::callee(depth, Events::RETURN, facts.statement_lines(line)),
             ],
+            // Back to the start of this activation: its call (a generator's resumption),
+            // unless a breakpoint's line came between, in this frame or one it called.
+            // Where the breakpoints are not known, any such line may be one.
+            Action::ReverseStepReturn if depth > 0 => vec![
+                Shape::frame_of(from, depth, Events::CALL),
+                Shape {
+                    min_depth: depth,
+                    ..match breakpoints {
+                        Some(set) => Shape::breakpoint_hit(set),
+                        None => Shape {
+                            events: Events::LINE,
+                            ..Shape::anywhere()
+                        },
+                    }
+                },
+            ],
             // The event before: this frame's, its caller's (at a call), or a callee's return.
             Action::ReverseStepInto => vec![
                 Shape::depths(0, depth, Events::ANY),
@@ -589,7 +636,7 @@ fn shapes(
     if depth == 0 && from.event == StopKind::Return && !matches!(action, Action::Jump(_)) {
         return Vec::new();
     }
-    let mut breakpoints = breakpoints.clone();
+    let mut breakpoints = breakpoints.cloned().unwrap_or_default();
     if let Action::Breakpoint(n) = action {
         breakpoints.insert(n);
     }

@@ -157,7 +157,7 @@ pub fn prepare(
                 Direction::Forward
             },
             question.action,
-            &question.breakpoints,
+            Some(&question.breakpoints),
         ),
         from,
         actual: normalize_state(&tree.state(next)),

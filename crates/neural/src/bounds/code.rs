@@ -313,6 +313,13 @@ impl CodeFacts {
             .is_none_or(|e| e.may_run_program_code(&self.program))
     }
 
+    /// Whether the statement at `line` surely calls a function of the program (see
+    /// [`flow::surely_calls`]): false when the code cannot tell.
+    pub(super) fn surely_calls(&self, line: u32) -> bool {
+        let plain = |name: &str| self.program.plain_functions.contains(name);
+        self.names_known && flow::surely_calls(self.tree.root_node(), self.source.as_bytes(), line, &plain)
+    }
+
     /// The names in `shown` that running `effects`' statements leaves as they were (never
     /// one they bind, nor one `global` or `nonlocal` lets another frame bind): every such
     /// name when they run nothing but builtins that change nothing and no code the step

@@ -146,6 +146,10 @@ pub(crate) struct Program {
     pub(crate) hidden_code: bool,
     /// Whether they can run any of the program's code: any special method at all.
     pub(crate) special_methods: bool,
+    /// Names that can only mean one function of the program whose call the tracer always
+    /// sees: bound once in the whole text, by a top-level `def` that is not decorated,
+    /// `async` or a generator, and never a parameter.
+    pub(crate) plain_functions: HashSet<String>,
 }
 
 impl Program {
@@ -178,6 +182,18 @@ impl Program {
             stack.extend(node.named_children(&mut cursor));
         }
         collect(root, source, None, &program, &mut everything, true);
+        let mut cursor = root.walk();
+        let plain = root.named_children(&mut cursor).filter(|node| {
+            let name = text(node.child_by_field_name("name"), source);
+            node.kind() == "function_definition"
+                && !text(Some(*node), source).starts_with("async")
+                && !yields(*node)
+                && everything.times_bound(name) == 1
+                && !program.bound.contains(name)
+        });
+        program.plain_functions = plain
+            .map(|node| text(node.child_by_field_name("name"), source).to_owned())
+            .collect();
         program.bound.extend(everything.bindings.into_iter().map(|b| b.name));
         program
     }

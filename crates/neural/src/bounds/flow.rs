@@ -397,6 +397,58 @@ pub(super) fn ran_lines(root: Node<'_>, line: u32) -> Lines {
     header.contains(&line).then_some(header)
 }
 
+/// Whether the simple statement at `line`, alone on its line, surely calls a function
+/// `plain` names before it completes, unless it raises first: a call by name on a path
+/// every evaluation of it takes (its value, an argument, an operand; never behind `and`,
+/// `or`, `if`, a lambda or a comprehension). So the frame's next event after its line
+/// event is never its return.
+pub(super) fn surely_calls(root: Node<'_>, source: &[u8], line: u32, plain: &dyn Fn(&str) -> bool) -> bool {
+    let chain = statements_at(root, line);
+    let Some((&statement, outer)) = chain.split_last() else {
+        return false;
+    };
+    let on_line = |node: Node<'_>| span(node).contains(&line);
+    let shares_line = |sibling: Option<Node<'_>>| sibling.is_some_and(|s| is_statement(s) && on_line(s));
+    let alone = span(statement).len() == 1
+        && !outer.iter().any(|o| line_of(o.start_position().row) == line)
+        && !shares_line(statement.prev_named_sibling())
+        && !shares_line(statement.next_named_sibling());
+    if !alone || !matches!(statement.kind(), "expression_statement" | "return_statement") {
+        return false;
+    }
+    let mut stack = vec![statement];
+    while let Some(node) = stack.pop() {
+        let callee = node.child_by_field_name("function");
+        if node.kind() == "call"
+            && callee.is_some_and(|c| c.kind() == "identifier" && plain(c.utf8_text(source).unwrap_or_default()))
+        {
+            return true;
+        }
+        let always_evaluated: Vec<Node<'_>> = match node.kind() {
+            "assignment" | "augmented_assignment" => node.child_by_field_name("right").into_iter().collect(),
+            "keyword_argument" => node.child_by_field_name("value").into_iter().collect(),
+            "expression_statement"
+            | "return_statement"
+            | "call"
+            | "argument_list"
+            | "binary_operator"
+            | "unary_operator"
+            | "parenthesized_expression"
+            | "tuple"
+            | "list"
+            | "expression_list"
+            | "subscript"
+            | "attribute" => {
+                let mut cursor = node.walk();
+                node.named_children(&mut cursor).collect()
+            }
+            _ => Vec::new(),
+        };
+        stack.extend(always_evaluated);
+    }
+    false
+}
+
 /// Whether a top-level statement cannot raise: `pass`, or names bound to a literal
 /// (numbers, strings without interpolation, `True`/`False`/`None`, and lists, tuples,
 /// sets and dicts of those), or a `def` with no decorator or annotation whose defaults

@@ -15,7 +15,7 @@ fn one_step_back(code: &str, from: &str) -> Bounds {
         Some(&state(from, None)),
         Direction::Inverse,
         Action::ReverseStepInto,
-        &BTreeSet::new(),
+        None,
     )
 }
 
@@ -239,7 +239,7 @@ fn a_functions_frame_never_stops_on_its_header_unless_its_body_is_there() {
         )),
         Direction::Forward,
         Action::Breakpoint(1),
-        &BTreeSet::new(),
+        Some(&BTreeSet::new()),
     );
     assert!(
         !bounds.admits(r#"<|line|>1 1 pairs <|vars|>{"numbers":"[3, 9]","target":"10"}"#),

@@ -544,8 +544,84 @@ fn stepping_back_from_the_end_or_a_return_stays_with_the_statement_that_returned
         backwards(r#"<|return|>5 0 <module> <|vars|>{"half":"<function half>","h":"2.0"} <|value|>"None""#);
     assert!(from_callee.admits(r#"<|return|>2 1 half <|vars|>{"x":"4"} <|value|>"2.0""#));
     assert!(
-        from_callee.admits(r#"<|line|>5 0 <module> <|vars|>{"half":".."}"#),
-        "h is not bound yet"
+        !from_callee.admits(r#"<|line|>5 0 <module> <|vars|>{"half":".."}"#),
+        "half(4) surely ran between the line and the return"
+    );
+    assert!(
+        from_callee.admits(r#"<|exception|>5 0 <module> <|vars|>{"half":".."}"#),
+        "unless evaluating the call raised first"
+    );
+}
+
+#[test]
+fn only_a_statement_that_may_skip_its_call_returns_right_after_its_line() {
+    let code = "\
+def half(x):
+    return x / 2
+
+
+def twice(x):
+    yield x
+
+
+def lazy(flag):
+    if flag: return half(1)
+    return flag and half(2)
+
+
+a = half(4)
+b = twice(1)
+c = [half(n) for n in (1,)]
+d = half(1); e = 2
+print(half(2))
+";
+    let facts = CodeFacts::new(code).expect("parses");
+    let surely: Vec<u32> = (1..=18).filter(|&line| facts.surely_calls(line)).collect();
+    assert_eq!(
+        surely,
+        vec![14, 18],
+        "not a generator, a comprehension, a one-line if or a shared line"
+    );
+    let shadowed = "def f(x):\n    return x\n\n\ndef g(f):\n    return f(1)\n\n\ny = g(f)\n";
+    let facts = CodeFacts::new(shadowed).expect("parses");
+    assert!(!facts.surely_calls(6), "a parameter named f may be anything");
+    assert!(facts.surely_calls(9));
+    let rebound = "def f(x):\n    return x\n\n\nf = print\ny = f(1)\n";
+    assert!(!CodeFacts::new(rebound).expect("parses").surely_calls(6));
+}
+
+#[test]
+fn stepping_back_out_of_a_function_lands_on_its_call_unless_a_breakpoint_came_between() {
+    let code = "def shout(text):\n    loud = text.upper()\n    return loud + '!'\n\n\nresult = shout(...)\n";
+    let returned = r#"<|return|>3 1 shout <|vars|>{"text":"'hi'","loud":"'HI'"} <|value|>"'HI!'""#;
+    let end = r#"<|return|>6 0 <module> <|vars|>{"shout":"<function shout>","result":"'HI!'"} <|value|>"None""#;
+    let mut t = trajectory(code, &[(end, None), (returned, Some(Action::ReverseStepInto))]);
+    t.direction = Direction::Inverse;
+    let none_set = Bounds::after_with_breakpoints(&t, Action::ReverseStepReturn, Some(&BTreeSet::new()));
+    assert!(none_set.admits(r#"<|call|>1 1 shout <|vars|>{"text":"'hi'"}"#));
+    assert!(
+        !none_set.admits(r#"<|call|>1 1 shout <|vars|>{"text":"'hi'","loud":"'HI'"}"#),
+        "a call shows only the parameters"
+    );
+    assert!(!none_set.admits(r#"<|line|>2 1 shout <|vars|>{"text":"'hi'"}"#));
+    assert!(!none_set.admits(r#"<|line|>6 0 <module> <|vars|>{"shout":".."}"#));
+    let set = Bounds::after_with_breakpoints(&t, Action::ReverseStepReturn, Some(&BTreeSet::from([2])));
+    assert!(set.admits(r#"<|line|>2 1 shout <|vars|>{"text":"'hi'"}"#));
+    assert!(!set.admits(r#"<|line|>3 1 shout <|vars|>{"text":"'hi'","loud":"'HI'"}"#));
+    let unknown = Bounds::after(&t, Action::ReverseStepReturn);
+    assert!(
+        unknown.admits(r#"<|line|>3 1 shout <|vars|>{"text":"'hi'","loud":"'HI'"}"#),
+        "an inverse trajectory does not tell where breakpoints are"
+    );
+    assert!(!unknown.admits(r#"<|line|>6 0 <module> <|vars|>{"shout":".."}"#));
+
+    let mut first = trajectory(code, &[(end, None)]);
+    first.direction = Direction::Inverse;
+    let from_end = Bounds::after_with_breakpoints(&first, Action::ReverseStepInto, Some(&BTreeSet::new()));
+    assert!(from_end.admits(returned));
+    assert!(
+        !from_end.admits(r#"<|line|>6 0 <module> <|vars|>{"shout":"..","result":"'HI!'"}"#),
+        "shout(...) ran between the line and the return"
     );
 }
 

@@ -16,7 +16,7 @@
 //! dataset output is not what `f` returns is left out and counted. Simple baselines
 //! are checked the same way in the same run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -354,16 +354,17 @@ struct Counts {
     tokens: usize,
 }
 
-/// One prediction; `None` (and counted) when it does not parse.
+/// One prediction, decoded within `guide`; `None` (and counted) when it does not parse.
 fn predict_one(
     debugger: &mut dyn Engine,
     prefix: &Trajectory,
     action: Action,
+    guide: &Guide<'_>,
     sampling: &Sampling,
     counts: &mut Counts,
 ) -> anyhow::Result<Option<State>> {
     let prompt = debugger.prompt(prefix, action, sampling)?;
-    let mut candidate: Vec<Candidate> = debugger.sample(&prompt, &Guide::after(prefix, action), sampling, 1)?;
+    let mut candidate: Vec<Candidate> = debugger.sample(&prompt, guide, sampling, 1)?;
     let candidate = candidate.pop().expect("one sample asked for");
     counts.tokens += debugger.count_tokens(&candidate.text)?;
     tracing::debug!(prompt_tail = %prompt.chars().rev().take(300).collect::<String>().chars().rev().collect::<String>(), text = %candidate.text, error = ?candidate.error, "sample");
@@ -388,10 +389,14 @@ fn roll_forward(
         steps: truth.steps[..3].to_vec(),
     };
     match options.rollout {
-        Rollout::StepReturn => predict_one(debugger, &prefix, Action::StepReturn, sampling, counts),
+        Rollout::StepReturn => {
+            let guide = Guide::after(&prefix, Action::StepReturn);
+            predict_one(debugger, &prefix, Action::StepReturn, &guide, sampling, counts)
+        }
         Rollout::StepOver => {
             for _ in 0..options.max_rollout_steps {
-                let Some(state) = predict_one(debugger, &prefix, Action::StepOver, sampling, counts)? else {
+                let guide = Guide::after(&prefix, Action::StepOver);
+                let Some(state) = predict_one(debugger, &prefix, Action::StepOver, &guide, sampling, counts)? else {
                     return Ok(None);
                 };
                 let left_f = state.depth != Some(1)
@@ -411,6 +416,11 @@ fn roll_forward(
 
 /// `cruxeval-i`: from the program's last state (`result` holds the output), the
 /// model's state at the call of `f`, two reverse steps back.
+///
+/// The model reads `f(??)`; the bounds read the program with `f(...)`, which parses,
+/// calls `f` and binds nothing, and know that no breakpoint is set. So the first step
+/// can only be `f`'s return (or an exception) and the second only `f`'s call, showing
+/// its parameters: what is left to the model is the values, the answer.
 fn roll_backward(
     debugger: &mut dyn Engine,
     truth: &Truth,
@@ -426,14 +436,23 @@ fn roll_backward(
             state: truth.steps[4].state.clone(),
         }],
     };
-    let Some(returned) = predict_one(debugger, &prefix, Action::ReverseStepInto, sampling, counts)? else {
+    let no_breakpoints = BTreeSet::new();
+    let mut step_back = |prefix: &Trajectory, action: Action, counts: &mut Counts| {
+        let parsed = Trajectory {
+            code: program(&problem.code, "..."),
+            ..prefix.clone()
+        };
+        let guide = Guide::after_with_breakpoints(&parsed, action, &no_breakpoints);
+        predict_one(debugger, prefix, action, &guide, sampling, counts)
+    };
+    let Some(returned) = step_back(&prefix, Action::ReverseStepInto, counts)? else {
         return Ok(None);
     };
     prefix.steps.push(Step {
         action: Some(Action::ReverseStepInto),
         state: returned,
     });
-    predict_one(debugger, &prefix, Action::ReverseStepReturn, sampling, counts)
+    step_back(&prefix, Action::ReverseStepReturn, counts)
 }
 
 /// The check of a model's answer.
