@@ -27,6 +27,7 @@ mod flow;
 mod kept;
 mod literal;
 mod names;
+mod repr_shape;
 mod scan;
 
 pub use code::CodeFacts;
@@ -187,6 +188,9 @@ pub struct Bounds {
     kept: Vec<Kept>,
     /// Whether the answer may be the end (not when stepping back from it).
     end_possible: bool,
+    /// Stepping back onto a callee's return whose value the code and the later state
+    /// tell: its depth, and what follows its variables (` <|value|>"REPR"`).
+    callee_value: Option<(u32, Vec<u8>)>,
     /// The module runs each top-level statement once, in order: where its frame was last
     /// seen (the statement's index) and whether the answer is later in the run (forward)
     /// or earlier (backward), when every action since says so.
@@ -201,6 +205,7 @@ impl Bounds {
             shapes: vec![Shape::anywhere()],
             kept: Vec::new(),
             end_possible: true,
+            callee_value: None,
             module_since: None,
         }
     }
@@ -295,6 +300,7 @@ impl Bounds {
             shapes,
             kept: Vec::new(),
             module_since: None,
+            callee_value: None,
             end_possible: !(direction == Direction::Inverse && from.is_some_and(|f| f.event == StopKind::End)),
         };
         if let Some(from) = from.filter(|_| bounds.keeps_names(direction) && moves_forward(action)) {
@@ -326,6 +332,7 @@ impl Bounds {
             direction == Direction::Inverse && action == Action::ReverseStepInto && f.event == StopKind::Return
         }) {
             bounds.before_return(from);
+            bounds.callee_returned(from);
         }
         if let Some(from) = from.filter(|f| {
             direction == Direction::Inverse
@@ -380,6 +387,8 @@ impl Bounds {
             last: 0,
             chars: 0,
             hex_left: 0,
+            tail: &[],
+            shape: repr_shape::ReprShape::new(None),
         }
     }
 

@@ -9,7 +9,7 @@ use tree_sitter::Node;
 
 use super::effects::{self, Effects, Program};
 use super::flow;
-use super::names::{class_qualnames, declared_names, mangles, unbound_in_functions};
+use super::names::{class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_in_functions};
 
 /// The name the module's frame carries.
 pub(super) const MODULE: &str = "<module>";
@@ -201,6 +201,10 @@ pub struct CodeFacts {
     /// `namedtuple`'s), when no class gives itself a `__repr__`: an object repr that starts
     /// `<__main__.` or `<class '__main__.` names one of them. `None`: reprs are not bounded.
     pub(super) classes: Option<Vec<String>>,
+    /// The names a repr can start with, sorted, where every repr has the standard shape
+    /// ([`super::repr_shape`]): no class gives itself a `__repr__` and only plain standard
+    /// modules are imported. `None`: reprs are not checked.
+    pub(super) repr_words: Option<Vec<String>>,
     /// Names a `del` or an `except ... as` unbinds in a function's frame: such a frame may
     /// stop showing one, and show it again.
     pub(super) unbound: HashSet<String>,
@@ -267,6 +271,8 @@ impl CodeFacts {
                     .iter()
                     .any(|t| code.contains(t)),
             classes: (!code.contains("__repr__")).then(|| class_qualnames(root, source)),
+            repr_words: (!code.contains("__repr__") && imports_plain_modules(root, source))
+                .then(|| repr_words(root, source)),
             declared,
             globals,
             program,

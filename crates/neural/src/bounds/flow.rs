@@ -403,19 +403,9 @@ pub(super) fn ran_lines(root: Node<'_>, line: u32) -> Lines {
 /// `or`, `if`, a lambda or a comprehension). So the frame's next event after its line
 /// event is never its return.
 pub(super) fn surely_calls(root: Node<'_>, source: &[u8], line: u32, plain: &dyn Fn(&str) -> bool) -> bool {
-    let chain = statements_at(root, line);
-    let Some((&statement, outer)) = chain.split_last() else {
+    let Some(statement) = alone_on(root, line) else {
         return false;
     };
-    let on_line = |node: Node<'_>| span(node).contains(&line);
-    let shares_line = |sibling: Option<Node<'_>>| sibling.is_some_and(|s| is_statement(s) && on_line(s));
-    let alone = span(statement).len() == 1
-        && !outer.iter().any(|o| line_of(o.start_position().row) == line)
-        && !shares_line(statement.prev_named_sibling())
-        && !shares_line(statement.next_named_sibling());
-    if !alone || !matches!(statement.kind(), "expression_statement" | "return_statement") {
-        return false;
-    }
     let mut stack = vec![statement];
     while let Some(node) = stack.pop() {
         let callee = node.child_by_field_name("function");
@@ -447,6 +437,59 @@ pub(super) fn surely_calls(root: Node<'_>, source: &[u8], line: u32, plain: &dyn
         stack.extend(always_evaluated);
     }
     false
+}
+
+/// The expression or `return` statement written on `line` alone: no other statement
+/// and no compound statement's header shares it, and it spans no other line.
+fn alone_on(root: Node<'_>, line: u32) -> Option<Node<'_>> {
+    let chain = statements_at(root, line);
+    let (&statement, outer) = chain.split_last()?;
+    let shares_line = |sibling: Option<Node<'_>>| sibling.is_some_and(|s| is_statement(s) && span(s).contains(&line));
+    let alone = span(statement).len() == 1
+        && !outer.iter().any(|o| line_of(o.start_position().row) == line)
+        && !shares_line(statement.prev_named_sibling())
+        && !shares_line(statement.next_named_sibling());
+    (alone && matches!(statement.kind(), "expression_statement" | "return_statement")).then_some(statement)
+}
+
+/// The top-level statement on `line` when it is `NAME = F(...)` alone on its line, with
+/// `F` a name `plain` accepts: `NAME` and `F`. When it completes, `NAME` holds what `F`
+/// returned, and `F`'s return was the module's last event before it.
+pub(super) fn assigned_call(
+    root: Node<'_>,
+    source: &[u8],
+    line: u32,
+    plain: &dyn Fn(&str) -> bool,
+) -> Option<(String, String)> {
+    let statement = alone_on(root, line).filter(|s| s.parent().is_some_and(|p| p.id() == root.id()))?;
+    let assignment = statement.named_child(0).filter(|a| a.kind() == "assignment")?;
+    let (left, right) = (field(assignment, "left")?, field(assignment, "right")?);
+    let callee = field(right, "function").filter(|_| right.kind() == "call")?;
+    let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default().to_owned();
+    let named = left.kind() == "identifier" && callee.kind() == "identifier" && plain(&words(callee));
+    (named && assignment.child_by_field_name("type").is_none()).then(|| (words(left), words(callee)))
+}
+
+/// The lines of the top-level function `name`'s own `return VALUE` statements (not a
+/// nested function's): where it can return anything but `None`.
+pub(super) fn value_return_lines(root: Node<'_>, source: &[u8], name: &str) -> BTreeSet<u32> {
+    let mut cursor = root.walk();
+    let function = root.named_children(&mut cursor).find(|n| {
+        n.kind() == "function_definition" && field(*n, "name").is_some_and(|f| f.utf8_text(source) == Ok(name))
+    });
+    let mut lines = BTreeSet::new();
+    let mut stack: Vec<Node<'_>> = function.and_then(|f| field(f, "body")).into_iter().collect();
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "function_definition" | "lambda" | "class_definition" => {}
+            "return_statement" if node.named_child_count() > 0 => lines.extend(span(node)),
+            _ => {
+                let mut cursor = node.walk();
+                stack.extend(node.named_children(&mut cursor));
+            }
+        }
+    }
+    lines
 }
 
 /// Whether a top-level statement cannot raise: `pass`, or names bound to a literal

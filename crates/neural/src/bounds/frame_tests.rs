@@ -496,6 +496,6 @@ fn a_value_stops_where_the_tracer_cuts_a_repr() {
     assert!(scan.feed(format!(r#"<|line|>2 0 <module> <|vars|>{{"s":"{cut}"#).as_bytes()));
     assert!(!scan.clone().feed(b"x"), "no 201st character");
     // Escapes count as the one character they stand for.
-    let escaped = format!("{}\\u00e9\\\"", "x".repeat(STATE_REPR_CHARS - 2));
+    let escaped = format!("'{}\\u00e9\\\"", "x".repeat(STATE_REPR_CHARS - 3));
     assert!(over.admits(&format!(r#"<|line|>2 0 <module> <|vars|>{{"s":"{escaped}"}}"#)));
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use replayground_shared::trace_lang;
 use replayground_shared::{Action, State, StopKind};
 
-use super::{Bounds, code, hidden, json_contents};
+use super::{Bounds, Events, Shape, code, flow, hidden, json_contents};
 
 /// Names a frame showed before and must show again, in the same order.
 #[derive(Debug, Clone)]
@@ -191,6 +191,40 @@ impl Bounds {
                 .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
         }
         self.kept.push(kept);
+    }
+
+    /// Stepping back from the module's return `from` right after `NAME = f(...)`, when
+    /// `from` shows `NAME` and nothing before that statement could bind it: the statement
+    /// completed, so the event before is `f`'s return, with `NAME`'s value (at a line of
+    /// its `return VALUE` statements unless that value is `None`).
+    pub(super) fn callee_returned(&mut self, from: &State) {
+        let Some(facts) = self.facts.as_ref().filter(|f| f.names_kept) else {
+            return;
+        };
+        let (Some(0), Some(line)) = (from.depth, from.line) else {
+            return;
+        };
+        let (root, source) = (facts.tree.root_node(), facts.source.as_bytes());
+        let plain = |name: &str| facts.program.plain_functions.contains(name);
+        let Some((name, callee)) = flow::assigned_call(root, source, line, &plain) else {
+            return;
+        };
+        let shown = trace_lang::shown_vars(from);
+        let Some(repr) =
+            code::shown_repr(shown, &name).filter(|_| !facts.bound_by_then(code::MODULE, StopKind::Line, line, &name))
+        else {
+            return;
+        };
+        let lines = (repr != "None").then(|| flow::value_return_lines(root, source, &callee));
+        self.shapes = vec![Shape {
+            function: Some(callee),
+            lines,
+            ..Shape::depths(1, 1, Events::RETURN)
+        }];
+        let mut tail = b" <|value|>\"".to_vec();
+        tail.extend(json_contents(&repr));
+        tail.push(b'"');
+        self.callee_value = Some((1, tail));
     }
 
     /// Stepping back from the line or exception event `from`: the event before it in the

@@ -156,3 +156,113 @@ pub(super) fn repr_prefix_admitted(classes: Option<&[String]>, written: &[u8]) -
     }
     true
 }
+
+/// Standard modules whose objects all print in the shape [`super::repr_shape`] checks.
+const PLAIN_MODULES: [&str; 44] = [
+    "abc",
+    "array",
+    "bisect",
+    "calendar",
+    "cmath",
+    "collections",
+    "contextlib",
+    "copy",
+    "csv",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "enum",
+    "fractions",
+    "functools",
+    "hashlib",
+    "heapq",
+    "io",
+    "itertools",
+    "json",
+    "keyword",
+    "math",
+    "numbers",
+    "operator",
+    "os",
+    "pathlib",
+    "pprint",
+    "queue",
+    "random",
+    "re",
+    "statistics",
+    "string",
+    "struct",
+    "sys",
+    "textwrap",
+    "time",
+    "types",
+    "typing",
+    "unicodedata",
+    "uuid",
+    "warnings",
+    "weakref",
+    "zlib",
+    "__future__",
+];
+
+/// Whether every module the program imports is one of [`PLAIN_MODULES`] (another library's
+/// objects, a data frame's say, may print as a table).
+pub(super) fn imports_plain_modules(root: Node<'_>, source: &[u8]) -> bool {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let module = match node.kind() {
+            "import_statement" => {
+                let mut cursor = node.walk();
+                let names: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                let plain = names.iter().all(|n| {
+                    let dotted = if n.kind() == "aliased_import" {
+                        n.child_by_field_name("name")
+                    } else {
+                        Some(*n)
+                    };
+                    dotted.is_some_and(|d| top_module_plain(d, source))
+                });
+                if !plain {
+                    return false;
+                }
+                continue;
+            }
+            "import_from_statement" => node.child_by_field_name("module_name"),
+            _ => None,
+        };
+        if node.kind() == "import_from_statement" && !module.is_some_and(|m| top_module_plain(m, source)) {
+            return false;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    true
+}
+
+fn top_module_plain(dotted: Node<'_>, source: &[u8]) -> bool {
+    let text = dotted.utf8_text(source).unwrap_or_default();
+    let top = text.split('.').next().unwrap_or_default();
+    !text.starts_with('.') && PLAIN_MODULES.contains(&top)
+}
+
+/// The names a repr of this program's values can start with (see
+/// [`super::repr_shape::REPR_NAMES`]): every identifier the text writes, every string it
+/// writes that could name a class (`namedtuple('Point', …)`), and the builtin ones; sorted.
+pub(super) fn repr_words(root: Node<'_>, source: &[u8]) -> Vec<String> {
+    let mut words: Vec<String> = super::repr_shape::REPR_NAMES.iter().map(|w| (*w).to_owned()).collect();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let text = node.utf8_text(source).unwrap_or_default();
+        let identifier_like = !text.is_empty()
+            && !text.starts_with(|c: char| c.is_ascii_digit())
+            && text.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if matches!(node.kind(), "identifier" | "string_content") && identifier_like {
+            words.push(text.to_owned());
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    words.sort();
+    words.dedup();
+    words
+}

@@ -5,6 +5,7 @@ use replayground_shared::StopKind;
 use replayground_shared::state::STATE_REPR_CHARS;
 use replayground_shared::trace_lang;
 
+use super::repr_shape::ReprShape;
 use super::{Bounds, Kept};
 
 /// What follows a module's return's variables: a module's code always returns `None`.
@@ -70,12 +71,16 @@ pub struct Scan<'b> {
     pub(super) last: u8,
     pub(super) chars: usize,
     pub(super) hex_left: u8,
+    /// What must follow the variables, where the bounds know it (empty: not known).
+    pub(super) tail: &'b [u8],
+    /// The shape of the repr being written.
+    pub(super) shape: ReprShape<'b>,
 }
 
 /// How much of a value [`Scan::written`] keeps.
 const WRITTEN_KEPT: usize = 64;
 
-impl Scan<'_> {
+impl<'b> Scan<'b> {
     /// Reads `bytes`; false once the line cannot keep to the bounds.
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
         bytes.iter().all(|&b| self.byte(b))
@@ -84,6 +89,22 @@ impl Scan<'_> {
     /// Whether the line written so far is a whole state line.
     pub fn finished(&self) -> bool {
         matches!(self.stage, Stage::Done | Stage::Rest)
+    }
+
+    /// What follows the variables of the state being written, where the bounds know
+    /// it: a module's return value, or a callee's that the later state tells.
+    fn known_tail(&self) -> &'b [u8] {
+        let bounds = self.bounds;
+        if self.event != Some(StopKind::Return) || bounds.facts.is_none() {
+            return &[];
+        }
+        if self.function.as_deref() == Some(super::MODULE) {
+            return MODULE_RETURN_TAIL;
+        }
+        match &bounds.callee_value {
+            Some((depth, tail)) if *depth == self.depth => tail,
+            _ => &[],
+        }
     }
 
     fn byte(&mut self, b: u8) -> bool {
@@ -153,12 +174,11 @@ impl Scan<'_> {
                     self.key_admitted(&[], false)
                 }
                 b'}' => {
-                    let module_return =
-                        self.event == Some(StopKind::Return) && self.function.as_deref() == Some(super::MODULE);
-                    self.stage = if module_return && self.bounds.facts.is_some() {
-                        Stage::Tail { at: 0 }
-                    } else {
+                    self.tail = self.known_tail();
+                    self.stage = if self.tail.is_empty() {
                         Stage::Rest
+                    } else {
+                        Stage::Tail { at: 0 }
                     };
                     self.kept_all()
                 }
@@ -189,6 +209,7 @@ impl Scan<'_> {
             Stage::AfterKey => {
                 if b == b'"' {
                     self.stage = Stage::Value { escaped: false };
+                    self.shape = ReprShape::new(bounds.facts.as_ref().and_then(|f| f.repr_words.as_deref()));
                     self.written.clear();
                     self.last = b;
                     self.chars = 0;
@@ -212,7 +233,21 @@ impl Scan<'_> {
                 }
                 if !escaped && b == b'"' {
                     self.stage = Stage::BetweenEntries;
-                    return true;
+                    return self.shape.complete();
+                }
+                // The repr's own byte, the JSON escapes undone (a `\u` one is not read).
+                let shaped = match b {
+                    _ if self.hex_left > 0 => true,
+                    b'u' if escaped => {
+                        self.shape.stop();
+                        true
+                    }
+                    b'n' | b't' | b'r' | b'b' | b'f' if escaped => self.shape.feed(b' '),
+                    b'\\' if !escaped => true,
+                    _ => self.shape.feed(b),
+                };
+                if !shaped {
+                    return false;
                 }
                 // A state's reprs are cut to `STATE_REPR_CHARS` characters: past that only
                 // the closing quote comes. A character starts at any byte but a UTF-8
@@ -242,7 +277,7 @@ impl Scan<'_> {
                 !marker && super::names::repr_prefix_admitted(classes, &self.written)
             }
             Stage::Tail { at } => {
-                let tail = MODULE_RETURN_TAIL;
+                let tail = self.tail;
                 self.stage = if at + 1 == tail.len() {
                     Stage::Done
                 } else {

@@ -548,9 +548,10 @@ fn stepping_back_from_the_end_or_a_return_stays_with_the_statement_that_returned
         "half(4) surely ran between the line and the return"
     );
     assert!(
-        from_callee.admits(r#"<|exception|>5 0 <module> <|vars|>{"half":".."}"#),
-        "unless evaluating the call raised first"
+        !from_callee.admits(r#"<|exception|>5 0 <module> <|vars|>{"half":".."}"#),
+        "h is shown, so the statement completed"
     );
+    assert!(!from_callee.admits(r#"<|return|>2 1 half <|vars|>{"x":"4"} <|value|>"4""#));
 }
 
 #[test]
@@ -622,6 +623,27 @@ fn stepping_back_out_of_a_function_lands_on_its_call_unless_a_breakpoint_came_be
     assert!(
         !from_end.admits(r#"<|line|>6 0 <module> <|vars|>{"shout":"..","result":"'HI!'"}"#),
         "shout(...) ran between the line and the return"
+    );
+    assert!(
+        !from_end.admits(r#"<|exception|>6 0 <module> <|vars|>{"shout":".."}"#),
+        "result is shown and nothing before binds it: the statement completed"
+    );
+    assert!(
+        !from_end.admits(r#"<|return|>3 1 shout <|vars|>{"text":"'hi'","loud":"'HI'"} <|value|>"'HI'""#),
+        "shout returned what result holds"
+    );
+    assert!(
+        !from_end.admits(r#"<|return|>2 1 shout <|vars|>{"text":"'hi'"} <|value|>"'HI!'""#),
+        "a value other than None comes from a return statement"
+    );
+    let rebinding = code.replace("result = shout", "result = 0\nresult = shout");
+    let end = end.replace("6 0", "7 0");
+    let mut maybe_raised = trajectory(&rebinding, &[(&end, None)]);
+    maybe_raised.direction = Direction::Inverse;
+    let maybe_raised = Bounds::after(&maybe_raised, Action::ReverseStepInto);
+    assert!(
+        maybe_raised.admits(r#"<|exception|>7 0 <module> <|vars|>{"shout":"..","result":".."}"#),
+        "result may be the earlier binding's, shout having raised"
     );
 }
 

@@ -1,0 +1,417 @@
+//! The shape every repr the tracer writes has, for programs whose objects all print
+//! like the standard library's: one value (a string, a number, a bracketed display, a
+//! `<...>` object, a keyword such as `None`, or a name called or indexed, such as
+//! `Counter({'a': 1})`), its brackets and quotes balanced, nothing after it but more
+//! values joined by ` | ` (a type union), unless the repr was cut (it then ends in
+//! `...`). So `hello` (a string without its quotes) or `[1], [2]` are refused.
+//!
+//! Checked a byte at a time on the repr itself (the caller undoes the JSON escapes);
+//! a byte it cannot read (a non-ASCII one outside a string, a `\u` escape) turns the
+//! check off for the rest of the value.
+
+/// The names a repr can be on their own.
+const KEYWORDS: [&[u8]; 7] = [
+    b"True",
+    b"False",
+    b"None",
+    b"Ellipsis",
+    b"NotImplemented",
+    b"inf",
+    b"nan",
+];
+
+/// Names a repr of a builtin or standard object can start with where the program's text
+/// may not write them (`dict_keys([1])`, `PosixPath('a')`, `JSONDecodeError('...')`);
+/// besides these, a repr starts only with a name the text writes (its classes, the
+/// modules and classes it imports) or a keyword.
+pub(super) const REPR_NAMES: [&str; 105] = [
+    "True",
+    "False",
+    "None",
+    "Ellipsis",
+    "NotImplemented",
+    "inf",
+    "nan",
+    "b",
+    "rb",
+    "br",
+    "set",
+    "frozenset",
+    "range",
+    "slice",
+    "bytearray",
+    "dict_keys",
+    "dict_values",
+    "dict_items",
+    "odict_keys",
+    "odict_values",
+    "odict_items",
+    "mappingproxy",
+    "namespace",
+    "array",
+    "deque",
+    "Counter",
+    "OrderedDict",
+    "defaultdict",
+    "ChainMap",
+    "Decimal",
+    "Fraction",
+    "Context",
+    "PosixPath",
+    "PurePosixPath",
+    "UUID",
+    "datetime",
+    "functools",
+    "operator",
+    "re",
+    "sys",
+    "os",
+    "time",
+    "collections",
+    "typing",
+    "environ",
+    "count",
+    "repeat",
+    "error",
+    "JSONDecodeError",
+    "StatisticsError",
+    "InvalidOperation",
+    "DivisionByZero",
+    "Empty",
+    "Full",
+    "BaseException",
+    "Exception",
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "ConnectionError",
+    "EOFError",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "GeneratorExit",
+    "ImportError",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotADirectoryError",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PermissionError",
+    "RecursionError",
+    "ReferenceError",
+    "RuntimeError",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SystemError",
+    "SystemExit",
+    "TimeoutError",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "ValueError",
+    "ZeroDivisionError",
+    "Warning",
+    "UserWarning",
+    "DeprecationWarning",
+    "RuntimeWarning",
+    "ExceptionGroup",
+];
+
+/// Where the check is in the repr's top level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Top {
+    Start,
+    /// `.` or `..`: only the unchanged marker `..` starts so.
+    Dots(u8),
+    Number,
+    /// A name (dotted), kept in [`ReprShape::word`].
+    Word,
+    /// Inside brackets (or a string) opened at the top level.
+    Open,
+    /// One whole value: only ` | ` and another may follow.
+    Done,
+    /// ` ` or ` |` of a ` | ` written so far.
+    Bar(u8),
+    /// A byte it cannot read: no more checks.
+    Off,
+}
+
+/// An incremental check of a repr's shape.
+#[derive(Debug, Clone)]
+pub(super) struct ReprShape<'w> {
+    /// The names a repr may start with, sorted.
+    words: &'w [String],
+    top: Top,
+    /// The closers due, innermost last (`>` for a `<...>` object, inside which only
+    /// quotes and `<`/`>` count).
+    closers: Vec<u8>,
+    /// The open string's quote, and whether a backslash escapes the next byte.
+    string: Option<(u8, bool)>,
+    word: Vec<u8>,
+    /// The last three bytes: `...` marks a cut.
+    last: [u8; 3],
+}
+
+impl<'w> ReprShape<'w> {
+    /// A check against `words` (sorted), or none at all (`None`).
+    pub(super) fn new(words: Option<&'w [String]>) -> Self {
+        Self {
+            words: words.unwrap_or_default(),
+            top: if words.is_some() { Top::Start } else { Top::Off },
+            closers: Vec::new(),
+            string: None,
+            word: Vec::new(),
+            last: [0; 3],
+        }
+    }
+
+    /// Gives up: what follows is not checked.
+    pub(super) fn stop(&mut self) {
+        self.top = Top::Off;
+    }
+
+    /// Reads one byte of the repr; false when no repr the tracer writes goes on so.
+    pub(super) fn feed(&mut self, c: u8) -> bool {
+        self.last = [self.last[1], self.last[2], c];
+        if self.top == Top::Off {
+            return true;
+        }
+        if c >= 0x80 && self.string.is_none() {
+            self.top = Top::Off;
+            return true;
+        }
+        if let Some((quote, escaped)) = self.string {
+            self.string = if escaped {
+                Some((quote, false))
+            } else if c == b'\\' {
+                Some((quote, true))
+            } else if c == quote {
+                None
+            } else {
+                Some((quote, false))
+            };
+            if self.string.is_none() && self.closers.is_empty() {
+                self.top = Top::Done;
+            }
+            return true;
+        }
+        match self.top {
+            Top::Start => self.start(c),
+            Top::Dots(n) => {
+                self.top = Top::Dots(n + 1);
+                c == b'.' && n < 2
+            }
+            Top::Number => c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_'),
+            Top::Word => {
+                let named = self.first_name(true);
+                if c.is_ascii_alphanumeric() || c == b'_' {
+                    self.word.push(c);
+                    self.first_name(false)
+                } else if c == b'.' {
+                    self.word.push(c);
+                    named
+                } else if matches!(c, b'(' | b'[' | b'{') {
+                    named && self.open(c)
+                } else if matches!(c, b'\'' | b'"') {
+                    // Bytes: `b'..'`.
+                    self.string = Some((c, false));
+                    matches!(self.word.as_slice(), b"b" | b"rb" | b"br")
+                } else if c == b' ' {
+                    self.top = Top::Bar(0);
+                    named
+                } else {
+                    false
+                }
+            }
+            Top::Open => self.inside(c),
+            Top::Done => {
+                self.top = Top::Bar(0);
+                c == b' '
+            }
+            Top::Bar(0) => {
+                self.top = Top::Bar(1);
+                c == b'|'
+            }
+            Top::Bar(_) => {
+                self.top = Top::Start;
+                c == b' '
+            }
+            Top::Off => true,
+        }
+    }
+
+    fn start(&mut self, c: u8) -> bool {
+        match c {
+            b'\'' | b'"' => {
+                self.string = Some((c, false));
+                self.top = Top::Open;
+                true
+            }
+            b'.' => {
+                self.top = Top::Dots(1);
+                true
+            }
+            b'0'..=b'9' | b'-' => {
+                self.top = Top::Number;
+                true
+            }
+            b'(' | b'[' | b'{' | b'<' => self.open(c),
+            _ if c.is_ascii_alphabetic() || c == b'_' => {
+                self.word = vec![c];
+                self.top = Top::Word;
+                self.first_name(false)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the name the repr starts with (up to a `.`) is one of the words, or
+    /// (`!whole`, while it is being written) can still become one.
+    fn first_name(&self, whole: bool) -> bool {
+        let name = self.word.split(|&c| c == b'.').next().unwrap_or_default();
+        if self.word.contains(&b'.') || whole {
+            return self.words.binary_search_by(|w| w.as_bytes().cmp(name)).is_ok();
+        }
+        let at = self.words.partition_point(|w| w.as_bytes() < name);
+        self.words.get(at).is_some_and(|w| w.as_bytes().starts_with(name))
+    }
+
+    fn open(&mut self, c: u8) -> bool {
+        self.closers.push(match c {
+            b'(' => b')',
+            b'[' => b']',
+            b'{' => b'}',
+            _ => b'>',
+        });
+        self.top = Top::Open;
+        true
+    }
+
+    /// A byte inside brackets, outside any string.
+    fn inside(&mut self, c: u8) -> bool {
+        let in_object = self.closers.last() == Some(&b'>');
+        match c {
+            b'\'' | b'"' => self.string = Some((c, false)),
+            b'<' => self.closers.push(b'>'),
+            b'(' | b'[' | b'{' if !in_object => return self.open(c),
+            b')' | b']' | b'}' | b'>' if !in_object || c == b'>' => {
+                if self.closers.pop() != Some(c) {
+                    return false;
+                }
+                if self.closers.is_empty() {
+                    self.top = Top::Done;
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Whether the repr may end here: one whole value (or more joined by ` | `), the
+    /// unchanged marker, or a cut.
+    pub(super) fn complete(&self) -> bool {
+        let cut = self.last == *b"...";
+        cut || match self.top {
+            Top::Number | Top::Done | Top::Off => true,
+            Top::Dots(n) => n == 2,
+            Top::Word => KEYWORDS.contains(&self.word.as_slice()) && self.first_name(true),
+            Top::Start | Top::Open | Top::Bar(_) => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words() -> &'static [String] {
+        static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        WORDS.get_or_init(|| {
+            let mut words: Vec<String> = REPR_NAMES.iter().map(|w| (*w).to_owned()).collect();
+            words.extend(["Größe".to_owned(), "List".to_owned(), "int".to_owned()]);
+            words.sort();
+            words
+        })
+    }
+
+    fn shape(repr: &str) -> Option<ReprShape<'static>> {
+        let mut shape = ReprShape::new(Some(words()));
+        repr.bytes().all(|c| shape.feed(c)).then_some(shape)
+    }
+
+    fn whole(repr: &str) -> bool {
+        shape(repr).is_some_and(|s| s.complete())
+    }
+
+    #[test]
+    fn the_standard_librarys_reprs_have_the_shape() {
+        for repr in [
+            "\"it's\"",
+            "'a\\'b'",
+            "-12",
+            "1e-05",
+            "-inf",
+            "(1+2j)",
+            "[1, [2, (3,)], {'a': {4}}]",
+            "{'k': '}'}",
+            "None",
+            "True",
+            "Counter({'a': 2})",
+            "datetime.date(2024, 1, 2)",
+            "b'\\x00'",
+            "<function f>",
+            "<class '__main__.Book'>",
+            "[<function <lambda>>, <re.Match object; span=(0, 1), match='>'>]",
+            "defaultdict(<class 'list'>, {})",
+            "typing.List[int]",
+            "int | None",
+            "..",
+            "{'a': {...}}",
+            "[1, 2, 3, 4, ...",
+            "'unterminated and cut ...",
+            "<repr failed: ValueError>",
+        ] {
+            assert!(whole(repr), "{repr}");
+        }
+    }
+
+    #[test]
+    fn what_no_repr_looks_like_is_refused() {
+        assert!(shape("hello world").is_none(), "a string without its quotes");
+        assert!(!whole("hello"), "a bare name that is no keyword");
+        assert!(shape("[4, 1], [4, 1]").is_none(), "two values");
+        assert!(shape("[1, 2)").is_none(), "a bracket closed by another");
+        assert!(!whole("[1, 2"), "left open without a cut");
+        assert!(!whole("'abc"));
+        assert!(!whole(""));
+        assert!(shape("...x").is_none());
+        assert!(shape(" 1").is_none());
+        assert!(shape("x'a'").is_none(), "only bytes put a quote after a name");
+        assert!(shape("h").is_none(), "no name the text writes starts so");
+        assert!(shape("Coun").is_some() && shape("Counter.x(").is_some());
+        assert!(shape("Countess(").is_none());
+    }
+
+    #[test]
+    fn a_byte_it_cannot_read_turns_the_check_off() {
+        let mut s = shape("Größe").expect("off at the first non-ASCII byte");
+        assert!(s.feed(b' ') && s.complete());
+        let mut t = ReprShape::new(None);
+        assert!(t.feed(b',') && t.complete());
+    }
+}
