@@ -389,6 +389,7 @@ impl Bounds {
             hex_left: 0,
             tail: &[],
             shape: repr_shape::ReprShape::new(None),
+            final_value: false,
         }
     }
 

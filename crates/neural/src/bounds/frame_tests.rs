@@ -499,3 +499,30 @@ fn a_value_stops_where_the_tracer_cuts_a_repr() {
     let escaped = format!("'{}\\u00e9\\\"", "x".repeat(STATE_REPR_CHARS - 3));
     assert!(over.admits(&format!(r#"<|line|>2 0 <module> <|vars|>{{"s":"{escaped}"}}"#)));
 }
+
+#[test]
+fn every_value_keeps_the_shape_of_a_repr_where_the_program_prints_plainly() {
+    let code = "def shout(text):\n    if not text:\n        raise ValueError('empty')\n    return text.upper()\n\n\nresult = shout('hi')\n";
+    let out = after_one(code, r#"<|call|>1 1 shout <|vars|>{"text":"'hi'"}"#, Action::StepReturn);
+    assert!(out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"'HI'""#));
+    assert!(
+        !out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"HI""#),
+        "a string without its quotes"
+    );
+    assert!(!out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"['HI'], ['HI']""#));
+    assert!(!out.admits(r#"<|return|>4 1 shout <|vars|>{"text":"hi"} <|value|>"'HI'""#));
+    let into = after_one(code, r#"<|line|>3 1 shout <|vars|>{"text":"''"}"#, Action::StepInto);
+    assert!(into.admits(r#"<|exception|>3 1 shout <|vars|>{"text":".."} <|value|>"ValueError('empty')""#));
+    assert!(!into.admits(r#"<|exception|>3 1 shout <|vars|>{"text":".."} <|value|>"empty""#));
+
+    let table = format!("import pandas\n{code}");
+    let free = after_one(
+        &table,
+        r#"<|call|>2 1 shout <|vars|>{"text":"'hi'"}"#,
+        Action::StepReturn,
+    );
+    assert!(
+        free.admits(r#"<|return|>5 1 shout <|vars|>{"text":".."} <|value|>"   a\n0  1""#),
+        "another library's objects may print as anything"
+    );
+}

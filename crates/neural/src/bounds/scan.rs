@@ -11,6 +11,9 @@ use super::{Bounds, Kept};
 /// What follows a module's return's variables: a module's code always returns `None`.
 const MODULE_RETURN_TAIL: &[u8] = b" <|value|>\"None\"";
 
+/// What follows any other return's or exception's variables: the value's repr comes next.
+const VALUE_OPEN: &[u8] = b" <|value|>\"";
+
 /// The markers a state line starts with, and their events (`None`: the end).
 const MARKERS: [(&[u8], Option<StopKind>); 5] = [
     (b"<|call|>", Some(StopKind::Call)),
@@ -41,7 +44,7 @@ pub(super) enum Stage {
     Tail {
         at: usize,
     },
-    /// The value and everything after the variables: not bounded.
+    /// Everything after the variables: not bounded (no code to bound it by).
     Rest,
     Done,
 }
@@ -73,8 +76,10 @@ pub struct Scan<'b> {
     pub(super) hex_left: u8,
     /// What must follow the variables, where the bounds know it (empty: not known).
     pub(super) tail: &'b [u8],
-    /// The shape of the repr being written.
+    /// The shape of the repr being written, and whether it is the value that ends the
+    /// line (a return's or an exception's).
     pub(super) shape: ReprShape<'b>,
+    pub(super) final_value: bool,
 }
 
 /// How much of a value [`Scan::written`] keeps.
@@ -95,16 +100,28 @@ impl<'b> Scan<'b> {
     /// it: a module's return value, or a callee's that the later state tells.
     fn known_tail(&self) -> &'b [u8] {
         let bounds = self.bounds;
-        if self.event != Some(StopKind::Return) || bounds.facts.is_none() {
+        let returns = self.event == Some(StopKind::Return);
+        if !(returns || self.event == Some(StopKind::Exception)) || bounds.facts.is_none() {
             return &[];
         }
-        if self.function.as_deref() == Some(super::MODULE) {
+        if returns && self.function.as_deref() == Some(super::MODULE) {
             return MODULE_RETURN_TAIL;
         }
         match &bounds.callee_value {
-            Some((depth, tail)) if *depth == self.depth => tail,
-            _ => &[],
+            Some((depth, tail)) if returns && *depth == self.depth => tail,
+            _ => VALUE_OPEN,
         }
+    }
+
+    /// Starts a repr: a variable's, or (`last`) the value at the end of the line.
+    fn begin_value(&mut self, last: bool) {
+        self.stage = Stage::Value { escaped: false };
+        self.final_value = last;
+        self.shape = ReprShape::new(self.bounds.facts.as_ref().and_then(|f| f.repr_words.as_deref()));
+        self.written.clear();
+        self.last = b'"';
+        self.chars = 0;
+        self.hex_left = 0;
     }
 
     fn byte(&mut self, b: u8) -> bool {
@@ -208,12 +225,7 @@ impl<'b> Scan<'b> {
             }
             Stage::AfterKey => {
                 if b == b'"' {
-                    self.stage = Stage::Value { escaped: false };
-                    self.shape = ReprShape::new(bounds.facts.as_ref().and_then(|f| f.repr_words.as_deref()));
-                    self.written.clear();
-                    self.last = b;
-                    self.chars = 0;
-                    self.hex_left = 0;
+                    self.begin_value(false);
                 }
                 true
             }
@@ -232,7 +244,11 @@ impl<'b> Scan<'b> {
                     return b == due;
                 }
                 if !escaped && b == b'"' {
-                    self.stage = Stage::BetweenEntries;
+                    self.stage = if self.final_value {
+                        Stage::Done
+                    } else {
+                        Stage::BetweenEntries
+                    };
                     return self.shape.complete();
                 }
                 // The repr's own byte, the JSON escapes undone (a `\u` one is not read).
@@ -278,11 +294,13 @@ impl<'b> Scan<'b> {
             }
             Stage::Tail { at } => {
                 let tail = self.tail;
-                self.stage = if at + 1 == tail.len() {
-                    Stage::Done
+                if at + 1 < tail.len() {
+                    self.stage = Stage::Tail { at: at + 1 };
+                } else if tail == VALUE_OPEN {
+                    self.begin_value(true);
                 } else {
-                    Stage::Tail { at: at + 1 }
-                };
+                    self.stage = Stage::Done;
+                }
                 tail.get(at) == Some(&b)
             }
             Stage::Rest | Stage::Done => true,

@@ -459,7 +459,9 @@ fn a_literal_fixes_its_repr_and_an_inert_statement_changes_nothing_else() {
     assert!(over.admits(r#"<|line|>5 0 <module> <|vars|>{"a":"..","words":"..","t":"..","u":"..","b":"7"}"#));
     assert!(!over.admits(r#"<|line|>5 0 <module> <|vars|>{"a":"1","words":"..","t":"..","u":"..","b":"2"}"#));
     // An exception on the line may come before the binding.
-    assert!(over.admits(r#"<|exception|>4 0 <module> <|vars|>{"a":"..","words":"..","t":"..","u":".."} <|value|>"E""#));
+    assert!(over.admits(
+        r#"<|exception|>4 0 <module> <|vars|>{"a":"..","words":"..","t":"..","u":".."} <|value|>"TypeError('E')""#
+    ));
 }
 
 #[test]
@@ -642,7 +644,8 @@ fn stepping_back_out_of_a_function_lands_on_its_call_unless_a_breakpoint_came_be
     maybe_raised.direction = Direction::Inverse;
     let maybe_raised = Bounds::after(&maybe_raised, Action::ReverseStepInto);
     assert!(
-        maybe_raised.admits(r#"<|exception|>7 0 <module> <|vars|>{"shout":"..","result":".."}"#),
+        maybe_raised
+            .admits(r#"<|exception|>7 0 <module> <|vars|>{"shout":"..","result":".."} <|value|>"AttributeError()""#),
         "result may be the earlier binding's, shout having raised"
     );
 }
