@@ -108,6 +108,9 @@ async fn cruxeval_i_samples_k_inputs_reproducibly_and_checks_them_by_running_f()
     let baseline = a.baselines["output_as_input"];
     assert_eq!((baseline.n, baseline.passed), (3, 1), "{a:?}");
     assert!(a.pass_at_k >= a.pass_at_1);
+    // The bounds leave the first step back only f's return and the second only f's call:
+    // every answer that parses holds arguments.
+    assert_eq!(a.no_answer, 0, "{a:?}");
     let b = run(Suite::Input, 2, 0.8).await;
     assert_eq!(
         serde_json::to_string(&a).unwrap(),

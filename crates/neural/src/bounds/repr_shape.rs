@@ -6,8 +6,8 @@
 //! `...`). So `hello` (a string without its quotes) or `[1], [2]` are refused.
 //!
 //! Checked a byte at a time on the repr itself (the caller undoes the JSON escapes);
-//! a byte it cannot read (a non-ASCII one outside a string, a `\u` escape) turns the
-//! check off for the rest of the value.
+//! a `\u` escape, which it does not decode, turns the check off for the rest of the
+//! value. A name may hold any letters (UTF-8 bytes are compared as they are).
 
 /// The names a repr can be on their own.
 const KEYWORDS: [&[u8]; 7] = [
@@ -24,7 +24,7 @@ const KEYWORDS: [&[u8]; 7] = [
 /// may not write them (`dict_keys([1])`, `PosixPath('a')`, `JSONDecodeError('...')`);
 /// besides these, a repr starts only with a name the text writes (its classes, the
 /// modules and classes it imports) or a keyword.
-pub(super) const REPR_NAMES: [&str; 105] = [
+pub(super) const REPR_NAMES: [&str; 106] = [
     "True",
     "False",
     "None",
@@ -130,6 +130,7 @@ pub(super) const REPR_NAMES: [&str; 105] = [
     "DeprecationWarning",
     "RuntimeWarning",
     "ExceptionGroup",
+    "_Feature",
 ];
 
 /// Where the check is in the repr's top level.
@@ -191,10 +192,6 @@ impl<'w> ReprShape<'w> {
         if self.top == Top::Off {
             return true;
         }
-        if c >= 0x80 && self.string.is_none() {
-            self.top = Top::Off;
-            return true;
-        }
         if let Some((quote, escaped)) = self.string {
             self.string = if escaped {
                 Some((quote, false))
@@ -219,7 +216,7 @@ impl<'w> ReprShape<'w> {
             Top::Number => c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_'),
             Top::Word => {
                 let named = self.first_name(true);
-                if c.is_ascii_alphanumeric() || c == b'_' {
+                if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
                     self.word.push(c);
                     self.first_name(false)
                 } else if c == b'.' {
@@ -271,7 +268,7 @@ impl<'w> ReprShape<'w> {
                 true
             }
             b'(' | b'[' | b'{' | b'<' => self.open(c),
-            _ if c.is_ascii_alphabetic() || c == b'_' => {
+            _ if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => {
                 self.word = vec![c];
                 self.top = Top::Word;
                 self.first_name(false)
@@ -408,9 +405,11 @@ mod tests {
     }
 
     #[test]
-    fn a_byte_it_cannot_read_turns_the_check_off() {
-        let mut s = shape("Größe").expect("off at the first non-ASCII byte");
-        assert!(s.feed(b' ') && s.complete());
+    fn a_name_may_be_any_letters_the_text_writes_and_no_check_reads_anything() {
+        assert!(whole("Größe(1)"), "a name the text writes, in any script");
+        assert!(shape("Grö").is_some() && shape("Grü").is_none());
+        assert!(shape(".é").is_none() && shape("1é").is_none());
+        assert!(whole("['é']"), "anything inside a string");
         let mut t = ReprShape::new(None);
         assert!(t.feed(b',') && t.complete());
     }
