@@ -97,6 +97,14 @@ async fn cruxeval_o_baselines_and_the_dataset_check_come_from_real_runs() {
     assert!((0.0..=1.0).contains(&report.pass_at_1));
     assert!(report.parse_failures + report.no_answer <= report.n);
     assert!(report.solved as f64 <= report.n as f64 * report.pass_at_k + 1e-9);
+    assert_eq!(report.solved_ids.len(), report.solved);
+    assert!(
+        report
+            .solved_ids
+            .iter()
+            .all(|id| ["same", "first", "double"].contains(&id.as_str())),
+        "{report:?}"
+    );
 }
 
 #[tokio::test]

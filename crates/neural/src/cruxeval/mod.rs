@@ -190,6 +190,9 @@ pub struct CruxEvalReport {
     pub pass_at_k: f64,
     /// Problems with at least one passing sample.
     pub solved: usize,
+    /// The ids of the problems solved, so that runs can be compared problem by problem
+    /// (say, leaving out those whose answers were read while building the bounds).
+    pub solved_ids: Vec<String>,
     pub temperature: f64,
     pub top_p: Option<f64>,
     pub seed: u64,
@@ -618,6 +621,12 @@ pub async fn evaluate(
         pass_at_1: mean(&|p| pass_at_k(p.len(), p.iter().filter(|x| **x).count(), 1)),
         pass_at_k: mean(&|p| pass_at_k(p.len(), p.iter().filter(|x| **x).count(), k)),
         solved: passed.iter().filter(|p| p.iter().any(|x| *x)).count(),
+        solved_ids: kept
+            .iter()
+            .zip(&passed)
+            .filter(|(_, p)| p.iter().any(|x| *x))
+            .map(|((i, _), _)| problems[*i].id.clone())
+            .collect(),
         temperature: options.sampling.temperature,
         top_p: options.sampling.top_p,
         seed: options.sampling.seed,
