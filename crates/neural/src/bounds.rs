@@ -572,7 +572,9 @@ fn shapes(
             // a generator may return right after it resumed), or a callee's return. A
             // statement that surely calls the program's code is never just its line.
             Action::ReverseStepInto if from.event == StopKind::Return => {
-                let own_line = if facts.surely_calls(line) {
+                // A lambda's or comprehension's frame runs part of the line, after its line.
+                let runs_the_statement = function == MODULE || !function.starts_with('<');
+                let own_line = if runs_the_statement && facts.surely_calls(line) {
                     Events::EXCEPTION
                 } else {
                     Events::LINE

@@ -591,6 +591,18 @@ print(half(2))
     assert!(facts.surely_calls(9));
     let rebound = "def f(x):\n    return x\n\n\nf = print\ny = f(1)\n";
     assert!(!CodeFacts::new(rebound).expect("parses").surely_calls(6));
+
+    let inline = "def f(x):\n    return x\n\n\ny = f(1) + (lambda: 2)() + sum([n for n in (3,)])\n";
+    for frame in ["<lambda>", "<listcomp>"] {
+        let returned = format!(r#"<|return|>5 1 {frame} <|vars|>{{}} <|value|>"2""#);
+        let mut t = trajectory(inline, &[(&returned, None)]);
+        t.direction = Direction::Inverse;
+        let back = Bounds::after(&t, Action::ReverseStepInto);
+        assert!(
+            back.admits(&format!("<|line|>5 1 {frame} <|vars|>{{}}")),
+            "{frame} runs part of the line after its own line event"
+        );
+    }
 }
 
 #[test]
