@@ -288,11 +288,9 @@ impl Bounds {
     ) -> Self {
         let facts = CodeFacts::new(code);
         // Forward, every caller knows them (a trajectory records its own).
-        let unknown = BTreeSet::new();
-        let known = breakpoints;
-        let breakpoints = breakpoints.unwrap_or(&unknown);
+        let no_breakpoints = breakpoints.is_none_or(BTreeSet::is_empty);
         let shapes = match (from, &facts) {
-            (Some(from), Some(facts)) => shapes(direction, from, action, known, facts),
+            (Some(from), Some(facts)) => shapes(direction, from, action, breakpoints, facts),
             _ => vec![Shape::anywhere()],
         };
         let mut bounds = Self {
@@ -312,7 +310,7 @@ impl Bounds {
             });
             // The same activation goes on: a step that stays in this frame unless it
             // returns, with no breakpoint that could stop in another activation.
-            let same_activation = breakpoints.is_empty()
+            let same_activation = no_breakpoints
                 && from.event != StopKind::Return
                 && match action {
                     Action::StepInto => true,
@@ -323,7 +321,7 @@ impl Bounds {
             if (module || same_activation)
                 && let Some(mut kept) = bounds.facts.as_ref().and_then(|f| Kept::of(from, module, &f.unbound))
             {
-                let next_event = breakpoints.is_empty() && matches!(action, Action::StepInto | Action::StepOver);
+                let next_event = no_breakpoints && matches!(action, Action::StepInto | Action::StepOver);
                 bounds.after_statement(&mut kept, from, Some(from), action, next_event);
                 bounds.kept.push(kept);
             }

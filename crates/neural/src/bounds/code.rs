@@ -260,6 +260,7 @@ impl CodeFacts {
         narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
         let program = Program::new(root, source);
         let top_level = Body::of(root, source);
+        let classes = (!code.contains("__repr__")).then(|| class_qualnames(root, source));
         Some(Self {
             scopes,
             code_lines,
@@ -270,9 +271,11 @@ impl CodeFacts {
                 && !["__repr__", "sys.modules", "import __main__"]
                     .iter()
                     .any(|t| code.contains(t)),
-            classes: (!code.contains("__repr__")).then(|| class_qualnames(root, source)),
-            repr_words: (!code.contains("__repr__") && imports_plain_modules(root, source))
-                .then(|| repr_words(root, source)),
+            repr_words: classes
+                .as_deref()
+                .filter(|_| imports_plain_modules(root, source))
+                .map(repr_words),
+            classes,
             declared,
             globals,
             program,

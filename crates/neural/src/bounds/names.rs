@@ -210,31 +210,27 @@ const PLAIN_MODULES: [&str; 44] = [
 pub(super) fn imports_plain_modules(root: Node<'_>, source: &[u8]) -> bool {
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
-        let module = match node.kind() {
-            "import_statement" => {
-                let mut cursor = node.walk();
-                let names: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-                let plain = names.iter().all(|n| {
-                    let dotted = if n.kind() == "aliased_import" {
+        let mut cursor = node.walk();
+        let modules: Vec<Node<'_>> = match node.kind() {
+            "import_statement" => node
+                .named_children(&mut cursor)
+                .filter_map(|n| {
+                    if n.kind() == "aliased_import" {
                         n.child_by_field_name("name")
                     } else {
-                        Some(*n)
-                    };
-                    dotted.is_some_and(|d| top_module_plain(d, source))
-                });
-                if !plain {
-                    return false;
-                }
+                        Some(n)
+                    }
+                })
+                .collect(),
+            "import_from_statement" => node.child_by_field_name("module_name").into_iter().collect(),
+            _ => {
+                stack.extend(node.named_children(&mut cursor));
                 continue;
             }
-            "import_from_statement" => node.child_by_field_name("module_name"),
-            _ => None,
         };
-        if node.kind() == "import_from_statement" && !module.is_some_and(|m| top_module_plain(m, source)) {
+        if modules.is_empty() || !modules.iter().all(|m| top_module_plain(*m, source)) {
             return false;
         }
-        let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
     }
     true
 }
@@ -246,22 +242,17 @@ fn top_module_plain(dotted: Node<'_>, source: &[u8]) -> bool {
 }
 
 /// The names a repr of this program's values can start with (see
-/// [`super::repr_shape::REPR_NAMES`]): every identifier the text writes, every string it
-/// writes that could name a class (`namedtuple('Point', …)`), and the builtin ones; sorted.
-pub(super) fn repr_words(root: Node<'_>, source: &[u8]) -> Vec<String> {
-    let mut words: Vec<String> = super::repr_shape::REPR_NAMES.iter().map(|w| (*w).to_owned()).collect();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        let text = node.utf8_text(source).unwrap_or_default();
-        let identifier_like = !text.is_empty()
-            && !text.starts_with(|c: char| c.is_ascii_digit())
-            && text.chars().all(|c| c.is_alphanumeric() || c == '_');
-        if matches!(node.kind(), "identifier" | "string_content") && identifier_like {
-            words.push(text.to_owned());
-        }
-        let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor));
-    }
+/// [`super::repr_shape::REPR_NAMES`]), sorted: the builtin ones, and those of `written`
+/// (what [`class_qualnames`] gives: every identifier and string the text writes) that
+/// could be a name.
+pub(super) fn repr_words(written: &[String]) -> Vec<String> {
+    let name_like = |w: &&String| {
+        !w.is_empty()
+            && !w.starts_with(|c: char| c.is_ascii_digit())
+            && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let builtin = super::repr_shape::REPR_NAMES.iter().map(|w| (*w).to_owned());
+    let mut words: Vec<String> = builtin.chain(written.iter().filter(name_like).cloned()).collect();
     words.sort();
     words.dedup();
     words

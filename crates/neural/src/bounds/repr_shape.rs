@@ -326,7 +326,7 @@ impl<'w> ReprShape<'w> {
         cut || match self.top {
             Top::Number | Top::Done | Top::Off => true,
             Top::Dots(n) => n == 2,
-            Top::Word => KEYWORDS.contains(&self.word.as_slice()) && self.first_name(true),
+            Top::Word => KEYWORDS.contains(&self.word.as_slice()),
             Top::Start | Top::Open | Top::Bar(_) => false,
         }
     }
