@@ -1,9 +1,10 @@
 //! A code LLM as the neural debugger, prompted in context.
 //!
 //! Qwen2.5-Coder has never seen the trace language, so the prompt teaches it: a short
-//! description, three worked examples written by the real tracer (calls and returns;
-//! a breakpoint, `continue` and an exception; a trajectory written backwards), then the
-//! program and its states so far. The answer is decoded under the same grammar and
+//! description, four worked examples written by the real tracer (calls and returns;
+//! `step_return` from a call, over a comprehension's frame, to the `return` line with
+//! every local's final value; a breakpoint, `continue` and an exception; a trajectory
+//! written backwards), then the program and its states so far. The answer is decoded under the same grammar and
 //! bounds as the from-scratch model's ([`decode_state_line`]), so every finished answer
 //! parses and names only lines, frames and variables the program can have.
 //!
@@ -47,10 +48,11 @@ Actions: <|step_into|> (pdb step), <|step_over|> (pdb next), <|step_return|> (ru
 frame returns), <|breakpoint|>N (break at line N, then continue), <|continue|> (to the next \
 breakpoint). After <|inverse|>, the states run backwards and reverse actions lead to the \
 previous state.\n\
-Three traces written by the real tracer:";
+Four traces written by the real tracer:";
 
-pub(crate) const EXAMPLES: [&str; 3] = [
+pub(crate) const EXAMPLES: [&str; 4] = [
     include_str!("examples/forward.trace"),
+    include_str!("examples/step_return.trace"),
     include_str!("examples/breakpoint.trace"),
     include_str!("examples/inverse.trace"),
 ];

@@ -495,15 +495,33 @@ fn a_value_stops_where_the_tracer_cuts_a_repr() {
     let mut scan = over.scan();
     assert!(scan.feed(format!(r#"<|line|>2 0 <module> <|vars|>{{"s":"{cut}"#).as_bytes()));
     assert!(!scan.clone().feed(b"x"), "no 201st character");
-    // Escapes count as the one character they stand for.
-    let escaped = format!("'{}\\u00e9\\\"", "x".repeat(STATE_REPR_CHARS - 3));
-    assert!(over.admits(&format!(r#"<|line|>2 0 <module> <|vars|>{{"s":"{escaped}"}}"#)));
+    // Escapes count as the one character they stand for (a control character only
+    // where a library's objects may print as anything).
+    let free = after_one(
+        "import pandas\ns = 'x' * 500\nprint(s)\n",
+        "<|line|>2 0 <module> <|vars|>{\"pandas\":\"<module 'pandas'>\"}",
+        Action::StepOver,
+    );
+    let escaped = format!("'{}\\u0001\\\"", "x".repeat(STATE_REPR_CHARS - 3));
+    assert!(free.admits(&format!(
+        r#"<|line|>3 0 <module> <|vars|>{{"pandas":"..","s":"{escaped}"}}"#
+    )));
+}
+
+/// `shout` (below `header`, lines of imports or definitions), stepped over from its call.
+fn shout_returning(header: &str) -> Bounds {
+    let code = "def shout(text):\n    if not text:\n        raise ValueError('empty')\n    return text.upper()\n\n\nresult = shout('hi')\n";
+    let first = header.lines().count() + 1;
+    after_one(
+        &format!("{header}{code}"),
+        &format!(r#"<|call|>{first} 1 shout <|vars|>{{"text":"'hi'"}}"#),
+        Action::StepReturn,
+    )
 }
 
 #[test]
 fn every_value_keeps_the_shape_of_a_repr_where_the_program_prints_plainly() {
-    let code = "def shout(text):\n    if not text:\n        raise ValueError('empty')\n    return text.upper()\n\n\nresult = shout('hi')\n";
-    let out = after_one(code, r#"<|call|>1 1 shout <|vars|>{"text":"'hi'"}"#, Action::StepReturn);
+    let out = shout_returning("");
     assert!(out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"'HI'""#));
     assert!(
         !out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"HI""#),
@@ -511,18 +529,38 @@ fn every_value_keeps_the_shape_of_a_repr_where_the_program_prints_plainly() {
     );
     assert!(!out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"['HI'], ['HI']""#));
     assert!(!out.admits(r#"<|return|>4 1 shout <|vars|>{"text":"hi"} <|value|>"'HI'""#));
+    let code = "def shout(text):\n    if not text:\n        raise ValueError('empty')\n    return text.upper()\n";
     let into = after_one(code, r#"<|line|>3 1 shout <|vars|>{"text":"''"}"#, Action::StepInto);
     assert!(into.admits(r#"<|exception|>3 1 shout <|vars|>{"text":".."} <|value|>"ValueError('empty')""#));
     assert!(!into.admits(r#"<|exception|>3 1 shout <|vars|>{"text":".."} <|value|>"empty""#));
+    assert!(
+        shout_returning("import pandas\n").admits(r#"<|return|>5 1 shout <|vars|>{"text":".."} <|value|>"   a\n0  1""#),
+        "another library's objects may print as anything"
+    );
+}
 
-    let table = format!("import pandas\n{code}");
-    let free = after_one(
-        &table,
-        r#"<|call|>2 1 shout <|vars|>{"text":"'hi'"}"#,
-        Action::StepReturn,
+#[test]
+fn a_repr_names_only_what_the_program_names_and_escapes_no_control_character() {
+    let out = shout_returning("");
+    assert!(
+        !out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"hi[0:2]""#),
+        "a string's contents name nothing where the program names nothing by a string"
     );
     assert!(
-        free.admits(r#"<|return|>5 1 shout <|vars|>{"text":".."} <|value|>"   a\n0  1""#),
-        "another library's objects may print as anything"
+        !out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"'H\u0130'""#),
+        "the tracer writes non-ASCII as it is, and a repr escapes control characters itself"
+    );
+    assert!(!out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"'H\nI'""#));
+    assert!(out.admits(r#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"'Hİ\\n\"'""#));
+    let mut scan = out.scan();
+    assert!(scan.feed(br#"<|return|>4 1 shout <|vars|>{"text":".."} <|value|>"UU"#));
+    assert!(
+        !scan.clone().feed(b"\\"),
+        "no escape starts where neither `\\\\` nor `\\\"` can follow (it would leave no byte)"
+    );
+    assert!(
+        shout_returning("from collections import namedtuple\nPoint = namedtuple('hi', 'x')\n")
+            .admits(r#"<|return|>6 1 shout <|vars|>{"text":".."} <|value|>"hi(x=1)""#),
+        "`namedtuple` names a class by a string"
     );
 }

@@ -108,20 +108,44 @@ pub(super) fn unbound_in_functions(root: Node<'_>, source: &[u8]) -> Option<Hash
     Some(unbound)
 }
 
+/// Calls and attributes that name a class or an object by a string
+/// (`namedtuple('Point', …)`, `type('Box', …)`, `Enum('Color', …)`, `f.__qualname__ = …`):
+/// where the text writes none, no repr starts with a string's contents.
+const NAMED_BY_STRING: [&str; 14] = [
+    "namedtuple",
+    "NamedTuple",
+    "type",
+    "ABCMeta",
+    "new_class",
+    "make_dataclass",
+    "Enum",
+    "IntEnum",
+    "StrEnum",
+    "Flag",
+    "IntFlag",
+    "NewType",
+    "__name__",
+    "__qualname__",
+];
+
 /// The names a class of the program can carry (its `__qualname__`): every class
 /// statement's, and, for a class made by a call (`namedtuple('Point', …)`, `type(…)`),
-/// every identifier and string the code writes.
+/// every identifier the code writes, and its strings where it names something by a
+/// string ([`NAMED_BY_STRING`]).
 pub(super) fn class_qualnames(root: Node<'_>, source: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
     let mut words: HashSet<&str> = HashSet::new();
+    let mut strings: HashSet<&str> = HashSet::new();
     let mut stack: Vec<(Node<'_>, String)> = vec![(root, String::new())];
     while let Some((node, path)) = stack.pop() {
         let name = node
             .child_by_field_name("name")
             .and_then(|n| n.utf8_text(source).ok())
             .unwrap_or_default();
-        if matches!(node.kind(), "identifier" | "string_content") {
-            words.insert(node.utf8_text(source).unwrap_or_default());
+        match node.kind() {
+            "identifier" => _ = words.insert(node.utf8_text(source).unwrap_or_default()),
+            "string_content" => _ = strings.insert(node.utf8_text(source).unwrap_or_default()),
+            _ => {}
         }
         let inner = match node.kind() {
             "class_definition" => {
@@ -134,6 +158,9 @@ pub(super) fn class_qualnames(root: Node<'_>, source: &[u8]) -> Vec<String> {
         };
         let mut cursor = node.walk();
         stack.extend(node.named_children(&mut cursor).map(|c| (c, inner.clone())));
+    }
+    if NAMED_BY_STRING.iter().any(|n| words.contains(n)) {
+        words.extend(strings);
     }
     out.extend(words.into_iter().map(str::to_owned));
     out
@@ -243,8 +270,8 @@ fn top_module_plain(dotted: Node<'_>, source: &[u8]) -> bool {
 
 /// The names a repr of this program's values can start with (see
 /// [`super::repr_shape::REPR_NAMES`]), sorted: the builtin ones, and those of `written`
-/// (what [`class_qualnames`] gives: every identifier and string the text writes) that
-/// could be a name.
+/// (what [`class_qualnames`] gives: every identifier the text writes, and its strings
+/// where it names something by one) that could be a name.
 pub(super) fn repr_words(written: &[String]) -> Vec<String> {
     let name_like = |w: &&String| {
         !w.is_empty()

@@ -5,9 +5,10 @@
 //! values joined by ` | ` (a type union), unless the repr was cut (it then ends in
 //! `...`). So `hello` (a string without its quotes) or `[1], [2]` are refused.
 //!
-//! Checked a byte at a time on the repr itself (the caller undoes the JSON escapes);
-//! a `\u` escape, which it does not decode, turns the check off for the rest of the
-//! value. A name may hold any letters (UTF-8 bytes are compared as they are).
+//! Checked a byte at a time on the repr itself (the caller undoes the JSON escapes).
+//! The tracer writes non-ASCII characters as they are, so a JSON escape other than `\\`
+//! and `\"` is a control character, which no such repr holds. A name may hold any
+//! letters (UTF-8 bytes are compared as they are).
 
 /// The names a repr can be on their own.
 const KEYWORDS: [&[u8]; 7] = [
@@ -181,9 +182,11 @@ impl<'w> ReprShape<'w> {
         }
     }
 
-    /// Gives up: what follows is not checked.
-    pub(super) fn stop(&mut self) {
-        self.top = Top::Off;
+    /// Reads a JSON escape other than `\\` and `\"` (`\n`, `\u0001`): a control
+    /// character, which no repr the check applies to holds (a string's repr escapes
+    /// them itself), so it is refused unless nothing is checked.
+    pub(super) fn control(&self) -> bool {
+        self.top == Top::Off
     }
 
     /// Reads one byte of the repr; false when no repr the tracer writes goes on so.
@@ -213,12 +216,20 @@ impl<'w> ReprShape<'w> {
                 self.top = Top::Dots(n + 1);
                 c == b'.' && n < 2
             }
-            Top::Number => c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_'),
+            Top::Number => {
+                // No number's repr has a leading zero: `0` is followed by `.` or `j` if anything.
+                let zero = matches!(self.word.as_slice(), b"0" | b"-0");
+                self.word.push(c);
+                (c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_'))
+                    && (!zero || matches!(c, b'.' | b'j'))
+            }
             Top::Word => {
-                let named = self.first_name(true);
+                // A dotted name's parts are names: none empty, none starting with a digit.
+                let after_dot = self.word.last() == Some(&b'.');
+                let named = self.first_name(true) && !after_dot;
                 if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
                     self.word.push(c);
-                    self.first_name(false)
+                    !(after_dot && c.is_ascii_digit()) && self.first_name(false)
                 } else if c == b'.' {
                     self.word.push(c);
                     named
@@ -264,6 +275,7 @@ impl<'w> ReprShape<'w> {
                 true
             }
             b'0'..=b'9' | b'-' => {
+                self.word = vec![c];
                 self.top = Top::Number;
                 true
             }
@@ -402,6 +414,16 @@ mod tests {
         assert!(shape("h").is_none(), "no name the text writes starts so");
         assert!(shape("Coun").is_some() && shape("Counter.x(").is_some());
         assert!(shape("Countess(").is_none());
+        assert!(
+            shape("Counter..").is_none() && shape("Counter.(").is_none(),
+            "an empty part"
+        );
+        assert!(shape("Counter.1").is_none(), "a part starting with a digit");
+        assert!(shape("Counter.a1.b_(").is_some());
+        assert!(shape("00").is_none() && shape("-01").is_none(), "a leading zero");
+        for number in ["0", "0.5", "-0.0", "0j", "10", "-3", "1e-05", "-inf"] {
+            assert!(whole(number), "{number}");
+        }
     }
 
     #[test]

@@ -251,15 +251,13 @@ impl<'b> Scan<'b> {
                     };
                     return self.shape.complete();
                 }
-                // The repr's own byte, the JSON escapes undone (a `\u` one is not read).
+                // The repr's own byte, the JSON escapes undone (a control character's
+                // are refused where the repr's shape is checked).
                 let shaped = match b {
                     _ if self.hex_left > 0 => true,
-                    b'u' if escaped => {
-                        self.shape.stop();
-                        true
-                    }
-                    b'n' | b't' | b'r' | b'b' | b'f' if escaped => self.shape.feed(b' '),
-                    b'\\' if !escaped => true,
+                    b'u' | b'n' | b't' | b'r' | b'b' | b'f' if escaped => self.shape.control(),
+                    // An escape's backslash only where its `\\` or `\"` can follow.
+                    b'\\' if !escaped => self.shape.clone().feed(b'\\') || self.shape.clone().feed(b'"'),
                     _ => self.shape.feed(b),
                 };
                 if !shaped {
