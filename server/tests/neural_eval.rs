@@ -275,7 +275,7 @@ async fn the_realistic_benchmark_traces_every_program_and_scores_each_field() {
 #[tokio::test]
 async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
     use rand::SeedableRng as _;
-    use replayground_server::neural::bounds::Bounds;
+    use replayground_server::neural::bounds::Guide;
     use replayground_shared::StateTree;
     use replayground_shared::trace_lang;
 
@@ -288,10 +288,10 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
             let trajectory = Policy::default().sample(&tree, &program.source, &mut rng);
             for e in eval::examples(&trajectory).unwrap() {
-                let bounds = Bounds::after(&e.prefix, e.step_action);
+                let guide = Guide::after(&e.prefix, e.step_action);
                 let truth = trace_lang::state_text(&e.expected, Some(&e.previous)).unwrap();
                 assert!(
-                    bounds.admits(&truth),
+                    guide.admits(&truth),
                     "{}: {} from {:?} refused the real {truth}",
                     program.name,
                     e.action,
@@ -299,7 +299,7 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
                 );
                 steps += 1;
                 // A line the program does not have is refused unless nothing is bounded.
-                bounded += usize::from(!bounds.admits("<|line|>100000 0 <module> <|vars|>{}"));
+                bounded += usize::from(!guide.bounds.admits("<|line|>100000 0 <module> <|vars|>{}"));
             }
         }
     }

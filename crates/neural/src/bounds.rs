@@ -34,7 +34,6 @@ pub use code::CodeFacts;
 use code::{CallNames, MODULE, Scope, ScopeKind, hidden, line_of};
 use kept::Kept;
 pub use scan::Scan;
-use scan::Stage;
 
 /// What an answer is decoded against: the state it follows (which resolves `..`) and
 /// what the code and the action allow ([`Bounds`]).
@@ -60,6 +59,17 @@ impl<'a> Guide<'a> {
             previous: prefix.steps.last().map(|s| &s.state),
             bounds: Bounds::after_with_breakpoints(prefix, action, Some(breakpoints)),
         }
+    }
+
+    /// A scan of the answer's line from its first byte, knowing the state it follows.
+    pub fn scan(&self) -> Scan<'_> {
+        self.bounds.scan().following(self.previous)
+    }
+
+    /// Whether a whole state line (with or without its newline) keeps to the bounds.
+    pub fn admits(&self, text: &str) -> bool {
+        let mut scan = self.scan();
+        scan.feed(text.as_bytes()) && scan.finished()
     }
 
     /// Only the grammar and `previous`: for a caller that knows neither code nor action.
@@ -368,27 +378,7 @@ impl Bounds {
 
     /// A scan of a state line from its first byte.
     pub fn scan(&self) -> Scan<'_> {
-        Scan {
-            bounds: self,
-            stage: Stage::Marker,
-            word: Vec::new(),
-            event: None,
-            line: 0,
-            depth: 0,
-            function: None,
-            keys: Vec::new(),
-            kept: None,
-            next_kept: 0,
-            value: None,
-            value_at: 0,
-            written: Vec::new(),
-            last: 0,
-            chars: 0,
-            hex_left: 0,
-            tail: &[],
-            shape: repr_shape::ReprShape::new(None),
-            final_value: false,
-        }
+        Scan::new(self)
     }
 
     /// Whether a whole state line (with or without its newline) keeps to the bounds.

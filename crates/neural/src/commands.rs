@@ -422,7 +422,7 @@ pub fn check_bounds(args: &CheckBoundsArgs) -> anyhow::Result<ExitCode> {
                 let shown = replayground_shared::trace_lang::shown_vars(&e.expected).len();
                 values += shown;
                 fixed += bounds.fixed_values(&e.expected).min(shown);
-                if !bounds.admits(&truth) {
+                if !guide.admits(&truth) {
                     refused += 1;
                     if refused <= args.show {
                         eprintln!(

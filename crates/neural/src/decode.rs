@@ -126,7 +126,11 @@ pub(crate) fn decode_state_line(
     });
     let mut machine = StateLineMachine::new();
     let unbounded = Bounds::none();
-    let mut scan = if sampling.bounded { &guide.bounds } else { &unbounded }.scan();
+    let mut scan = if sampling.bounded {
+        guide.scan()
+    } else {
+        unbounded.scan()
+    };
     let unchanged = UnchangedGuard::new(previous);
     let mut bytes = Vec::new();
     let mut produced = 0;
@@ -268,7 +272,7 @@ fn line_draft(history: &[u32], max: usize, token_bytes: &[Vec<u8>]) -> Vec<u32> 
 pub fn forced_answer(guide: &Guide<'_>) -> Option<State> {
     let mut machine = StateLineMachine::new();
     let unchanged = UnchangedGuard::new(guide.previous);
-    let forced = forced_bytes(&machine, Some(&guide.bounds.scan()), &unchanged, &[]);
+    let forced = forced_bytes(&machine, Some(&guide.scan()), &unchanged, &[]);
     if !machine.feed(&forced) || !machine.is_done() {
         return None;
     }

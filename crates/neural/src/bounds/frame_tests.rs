@@ -564,3 +564,26 @@ fn a_repr_names_only_what_the_program_names_and_escapes_no_control_character() {
         "`namedtuple` names a class by a string"
     );
 }
+
+#[test]
+fn a_value_starts_with_a_dot_only_where_it_may_be_unchanged() {
+    let code = "def shout(text):\n    loud = text.upper()\n    return loud\n";
+    let call = state(r#"<|call|>1 1 shout <|vars|>{"text":"'hi'"}"#, None);
+    let over = Bounds::after(
+        &trajectory(code, &[(r#"<|call|>1 1 shout <|vars|>{"text":"'hi'"}"#, None)]),
+        Action::StepReturn,
+    );
+    let mut scan = over.scan().following(Some(&call));
+    assert!(scan.feed(br#"<|return|>3 1 shout <|vars|>{"text":"#));
+    assert!(scan.clone().feed(br#"".."#), "the call showed `text`");
+    assert!(scan.feed(br#""..","loud":""#));
+    assert!(
+        !scan.clone().feed(b"."),
+        "the call showed no `loud`: only `..` starts so, so a `.` would leave no byte"
+    );
+    assert!(
+        over.scan()
+            .feed(br#"<|return|>3 1 shout <|vars|>{"text":"..","loud":"."#),
+        "the previous state not known"
+    );
+}

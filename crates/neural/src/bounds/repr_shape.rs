@@ -167,12 +167,15 @@ pub(super) struct ReprShape<'w> {
     word: Vec<u8>,
     /// The last three bytes: `...` marks a cut.
     last: [u8; 3],
+    unchanged: bool,
 }
 
 impl<'w> ReprShape<'w> {
-    /// A check against `words` (sorted), or none at all (`None`).
-    pub(super) fn new(words: Option<&'w [String]>) -> Self {
+    /// A check against `words` (sorted), or none at all (`None`); `unchanged`: whether the
+    /// unchanged marker `..` may be written (else a `.` cannot start the value).
+    pub(super) fn new(words: Option<&'w [String]>, unchanged: bool) -> Self {
         Self {
+            unchanged,
             words: words.unwrap_or_default(),
             top: if words.is_some() { Top::Start } else { Top::Off },
             closers: Vec::new(),
@@ -272,7 +275,7 @@ impl<'w> ReprShape<'w> {
             }
             b'.' => {
                 self.top = Top::Dots(1);
-                true
+                self.unchanged
             }
             b'0'..=b'9' | b'-' => {
                 self.word = vec![c];
@@ -359,7 +362,7 @@ mod tests {
     }
 
     fn shape(repr: &str) -> Option<ReprShape<'static>> {
-        let mut shape = ReprShape::new(Some(words()));
+        let mut shape = ReprShape::new(Some(words()), true);
         repr.bytes().all(|c| shape.feed(c)).then_some(shape)
     }
 
@@ -432,7 +435,7 @@ mod tests {
         assert!(shape("Grö").is_some() && shape("Grü").is_none());
         assert!(shape(".é").is_none() && shape("1é").is_none());
         assert!(whole("['é']"), "anything inside a string");
-        let mut t = ReprShape::new(None);
+        let mut t = ReprShape::new(None, false);
         assert!(t.feed(b',') && t.complete());
     }
 }

@@ -1,9 +1,9 @@
 //! An incremental check of a state line against [`Bounds`], byte by byte, so that the
 //! decoder can try each candidate token on a clone.
 
-use replayground_shared::StopKind;
 use replayground_shared::state::STATE_REPR_CHARS;
 use replayground_shared::trace_lang;
+use replayground_shared::{State, StopKind};
 
 use super::repr_shape::ReprShape;
 use super::{Bounds, Kept};
@@ -80,12 +80,51 @@ pub struct Scan<'b> {
     /// line (a return's or an exception's).
     pub(super) shape: ReprShape<'b>,
     pub(super) final_value: bool,
+    /// The state the answer follows, where the caller tells it ([`Scan::following`]):
+    /// a value then starts with `.` only where `..` may follow.
+    pub(super) previous: Option<&'b State>,
+    pub(super) previous_known: bool,
 }
 
 /// How much of a value [`Scan::written`] keeps.
 const WRITTEN_KEPT: usize = 64;
 
 impl<'b> Scan<'b> {
+    /// A scan of a state line from its first byte.
+    pub(super) fn new(bounds: &'b Bounds) -> Self {
+        Self {
+            bounds,
+            stage: Stage::Marker,
+            word: Vec::new(),
+            event: None,
+            line: 0,
+            depth: 0,
+            function: None,
+            keys: Vec::new(),
+            kept: None,
+            next_kept: 0,
+            value: None,
+            value_at: 0,
+            written: Vec::new(),
+            last: 0,
+            chars: 0,
+            hex_left: 0,
+            tail: &[],
+            shape: ReprShape::new(None, false),
+            final_value: false,
+            previous: None,
+            previous_known: false,
+        }
+    }
+
+    /// The scan, knowing the state the answer follows (which resolves `..`).
+    #[must_use]
+    pub fn following(mut self, previous: Option<&'b State>) -> Self {
+        self.previous = previous;
+        self.previous_known = true;
+        self
+    }
+
     /// Reads `bytes`; false once the line cannot keep to the bounds.
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
         bytes.iter().all(|&b| self.byte(b))
@@ -117,11 +156,33 @@ impl<'b> Scan<'b> {
     fn begin_value(&mut self, last: bool) {
         self.stage = Stage::Value { escaped: false };
         self.final_value = last;
-        self.shape = ReprShape::new(self.bounds.facts.as_ref().and_then(|f| f.repr_words.as_deref()));
+        let words = self.bounds.facts.as_ref().and_then(|f| f.repr_words.as_deref());
+        self.shape = ReprShape::new(words, !last && self.may_be_unchanged());
         self.written.clear();
         self.last = b'"';
         self.chars = 0;
         self.hex_left = 0;
+    }
+
+    /// Whether the variable being written may be the unchanged marker `..`: the previous
+    /// state is of the same frame (function and depth) and shows the name.
+    fn may_be_unchanged(&self) -> bool {
+        if !self.previous_known {
+            return true;
+        }
+        let (Some(previous), Some(key)) = (self.previous, self.keys.last()) else {
+            return false;
+        };
+        let vars = if previous.depth == Some(0) {
+            &previous.globals
+        } else {
+            &previous.locals
+        };
+        previous.function == self.function
+            && previous.depth == Some(self.depth)
+            && vars
+                .as_ref()
+                .is_some_and(|v| v.0.iter().any(|(name, _)| name.as_bytes() == key.as_slice()))
     }
 
     fn byte(&mut self, b: u8) -> bool {
