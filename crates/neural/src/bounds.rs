@@ -34,6 +34,7 @@ pub use code::CodeFacts;
 use code::{CallNames, MODULE, Scope, ScopeKind, hidden, line_of};
 use kept::Kept;
 pub use scan::Scan;
+pub(crate) use scan::unchanged_names;
 
 /// What an answer is decoded against: the state it follows (which resolves `..`) and
 /// what the code and the action allow ([`Bounds`]).

@@ -11,7 +11,7 @@ use candle_transformers::generation::{LogitsProcessor, Sampling as CandleSamplin
 use replayground_shared::State;
 use replayground_shared::trace_lang::{self, StateLineMachine, parse_state};
 
-use super::bounds::{Bounds, Guide, Scan};
+use super::bounds::{Bounds, Guide, Scan, unchanged_names};
 
 /// How to pick tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -417,16 +417,10 @@ impl<'a> UnchangedGuard<'a> {
         let header = String::from_utf8_lossy(&text[..at]);
         let mut words = header.split(' ');
         let (_, depth, function) = (words.next(), words.next(), words.next());
-        let known: Vec<&str> = self
-            .previous
-            .filter(|p| p.function.as_deref() == function && p.depth.map(|d| d.to_string()).as_deref() == depth)
-            .map(|p| {
-                let vars = if p.depth == Some(0) { &p.globals } else { &p.locals };
-                vars.as_ref()
-                    .map(|v| v.0.iter().map(|(n, _)| n.as_str()).collect())
-                    .unwrap_or_default()
-            })
-            .unwrap_or_default();
+        let known: Vec<&str> = match depth.map(str::parse::<u32>).transpose() {
+            Ok(depth) => unchanged_names(self.previous, function, depth).collect(),
+            Err(_) => Vec::new(),
+        };
         json_values(&text[at + marker.len()..])
             .iter()
             .any(|(key, value)| value.starts_with(b"..") && !known.contains(&key.as_str()))

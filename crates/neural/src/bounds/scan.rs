@@ -86,6 +86,26 @@ pub struct Scan<'b> {
     pub(super) previous_known: bool,
 }
 
+/// The names whose value a state of `function` at `depth` may write as the unchanged
+/// marker `..`: those `previous` shows, when it is of the same frame.
+pub(crate) fn unchanged_names<'s>(
+    previous: Option<&'s State>,
+    function: Option<&str>,
+    depth: Option<u32>,
+) -> impl Iterator<Item = &'s str> {
+    previous
+        .filter(|p| p.function.as_deref() == function && p.depth == depth)
+        .and_then(|p| {
+            if p.depth == Some(0) {
+                p.globals.as_ref()
+            } else {
+                p.locals.as_ref()
+            }
+        })
+        .into_iter()
+        .flat_map(|vars| vars.0.iter().map(|(name, _)| name.as_str()))
+}
+
 /// How much of a value [`Scan::written`] keeps.
 const WRITTEN_KEPT: usize = 64;
 
@@ -164,25 +184,13 @@ impl<'b> Scan<'b> {
         self.hex_left = 0;
     }
 
-    /// Whether the variable being written may be the unchanged marker `..`: the previous
-    /// state is of the same frame (function and depth) and shows the name.
+    /// Whether the variable being written may be the unchanged marker `..`.
     fn may_be_unchanged(&self) -> bool {
-        if !self.previous_known {
-            return true;
-        }
-        let (Some(previous), Some(key)) = (self.previous, self.keys.last()) else {
-            return false;
-        };
-        let vars = if previous.depth == Some(0) {
-            &previous.globals
-        } else {
-            &previous.locals
-        };
-        previous.function == self.function
-            && previous.depth == Some(self.depth)
-            && vars
-                .as_ref()
-                .is_some_and(|v| v.0.iter().any(|(name, _)| name.as_bytes() == key.as_slice()))
+        !self.previous_known
+            || self.keys.last().is_some_and(|key| {
+                unchanged_names(self.previous, self.function.as_deref(), Some(self.depth))
+                    .any(|name| name.as_bytes() == key.as_slice())
+            })
     }
 
     fn byte(&mut self, b: u8) -> bool {
