@@ -28,6 +28,7 @@ mod kept;
 mod literal;
 mod names;
 mod repr_shape;
+mod repr_text;
 mod scan;
 
 pub use code::CodeFacts;

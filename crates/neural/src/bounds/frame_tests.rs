@@ -508,6 +508,48 @@ fn a_value_stops_where_the_tracer_cuts_a_repr() {
     )));
 }
 
+#[test]
+fn a_value_is_utf8_and_reaches_its_cut_or_its_end_in_time() {
+    use replayground_shared::state::STATE_REPR_CHARS;
+    let over = after_one(
+        "s = ['é'] * 500\nprint(s)\n",
+        "<|line|>1 0 <module> <|vars|>{}",
+        Action::StepOver,
+    );
+    let start = r#"<|line|>2 0 <module> <|vars|>{"s":""#;
+    let mut scan = over.scan();
+    assert!(scan.feed(format!("{start}['é', ").as_bytes()));
+    assert!(!scan.clone().feed(&[0xA9]), "a continuation byte starts no character");
+    assert!(
+        !scan.clone().feed(&[0xC3, b'\'']),
+        "a character is not left half written"
+    );
+    assert!(!scan.clone().feed(&[0xFF]), "no UTF-8 byte");
+    assert!(
+        !scan.clone().feed(&[b'\'', 0xC3, b'"']),
+        "the value does not close mid-character"
+    );
+    // The tracer's own cut: 197 characters, then `...`.
+    let items = "'é', ".repeat(60);
+    let kept: String = format!("[{items}").chars().take(STATE_REPR_CHARS - 3).collect();
+    let cut = format!("{start}{kept}...\"}}");
+    assert!(over.admits(&cut), "{cut}");
+    // From the 198th character on, only the cut or what still ends the list in time.
+    let mut at_cut = over.scan();
+    assert!(at_cut.feed(format!("{start}{kept}").as_bytes()));
+    assert!(kept.ends_with(", '"), "{kept}");
+    assert!(
+        !at_cut.clone().feed(b"xx"),
+        "the string and the list cannot close in time"
+    );
+    assert!(at_cut.clone().feed(b"x']\""), "they can close in exactly the limit");
+    assert!(at_cut.clone().feed(b"...\""));
+    assert!(!at_cut.clone().feed(b"..x"), "after `..`, the cut's last dot");
+    // A repr of exactly the limit that ends in time is still admitted.
+    let whole = format!("['{}']", "é".repeat(STATE_REPR_CHARS - 4));
+    assert!(over.admits(&format!("{start}{whole}\"}}")), "{whole}");
+}
+
 /// `shout` (below `header`, lines of imports or definitions), stepped over from its call.
 fn shout_returning(header: &str) -> Bounds {
     let code = "def shout(text):\n    if not text:\n        raise ValueError('empty')\n    return text.upper()\n\n\nresult = shout('hi')\n";

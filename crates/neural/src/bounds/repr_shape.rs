@@ -334,6 +334,22 @@ impl<'w> ReprShape<'w> {
         true
     }
 
+    /// A lower bound on the characters that can complete the repr from here: its open
+    /// string's quote, its closers, what a started ` | ` or `.` needs. Never more than
+    /// the truth, so a repr that ends in time is never refused for its length.
+    pub(super) fn fewest_to_complete(&self) -> usize {
+        if self.top == Top::Off {
+            return 0;
+        }
+        let top = match self.top {
+            Top::Start | Top::Dots(1) => 1,
+            Top::Bar(0) => 3,
+            Top::Bar(_) => 2,
+            _ => 0,
+        };
+        usize::from(self.string.is_some()) + self.closers.len() + top
+    }
+
     /// Whether the repr may end here: one whole value (or more joined by ` | `), the
     /// unchanged marker, or a cut.
     pub(super) fn complete(&self) -> bool {

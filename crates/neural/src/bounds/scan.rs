@@ -1,11 +1,11 @@
 //! An incremental check of a state line against [`Bounds`], byte by byte, so that the
 //! decoder can try each candidate token on a clone.
 
-use replayground_shared::state::STATE_REPR_CHARS;
 use replayground_shared::trace_lang;
 use replayground_shared::{State, StopKind};
 
 use super::repr_shape::ReprShape;
+use super::repr_text::ReprText;
 use super::{Bounds, Kept};
 
 /// What follows a module's return's variables: a module's code always returns `None`.
@@ -68,12 +68,10 @@ pub struct Scan<'b> {
     pub(super) value: Option<&'b [u8]>,
     pub(super) value_at: usize,
     /// The start of a value the model writes itself (enough to name a class), the last
-    /// byte of it, how many characters of the repr it holds so far, and how many hex
-    /// digits of a `\u` escape are still to come.
+    /// byte of it, and where its text is in its characters.
     pub(super) written: Vec<u8>,
     pub(super) last: u8,
-    pub(super) chars: usize,
-    pub(super) hex_left: u8,
+    pub(super) text: ReprText,
     /// What must follow the variables, where the bounds know it (empty: not known).
     pub(super) tail: &'b [u8],
     /// The shape of the repr being written, and whether it is the value that ends the
@@ -127,8 +125,7 @@ impl<'b> Scan<'b> {
             value_at: 0,
             written: Vec::new(),
             last: 0,
-            chars: 0,
-            hex_left: 0,
+            text: ReprText::default(),
             tail: &[],
             shape: ReprShape::new(None, false),
             final_value: false,
@@ -180,8 +177,7 @@ impl<'b> Scan<'b> {
         self.shape = ReprShape::new(words, !last && self.may_be_unchanged());
         self.written.clear();
         self.last = b'"';
-        self.chars = 0;
-        self.hex_left = 0;
+        self.text = ReprText::default();
     }
 
     /// Whether the variable being written may be the unchanged marker `..`.
@@ -312,7 +308,7 @@ impl<'b> Scan<'b> {
                     };
                     return b == due;
                 }
-                if !escaped && b == b'"' {
+                if !escaped && b == b'"' && self.text.closable() {
                     self.stage = if self.final_value {
                         Stage::Done
                     } else {
@@ -321,31 +317,17 @@ impl<'b> Scan<'b> {
                     return self.shape.complete();
                 }
                 // The repr's own byte, the JSON escapes undone (a control character's
-                // are refused where the repr's shape is checked).
+                // are refused where the repr's shape is checked); then its place in the
+                // text's characters (UTF-8, the cut at `STATE_REPR_CHARS`).
                 let shaped = match b {
-                    _ if self.hex_left > 0 => true,
+                    _ if self.text.in_hex_escape() => b.is_ascii_hexdigit(),
                     b'u' | b'n' | b't' | b'r' | b'b' | b'f' if escaped => self.shape.control(),
                     // An escape's backslash only where its `\\` or `\"` can follow.
-                    b'\\' if !escaped => self.shape.clone().feed(b'\\') || self.shape.clone().feed(b'"'),
+                    b'\\' if !escaped => self.text.backslash(&self.shape),
                     _ => self.shape.feed(b),
                 };
-                if !shaped {
+                if !self.text.byte(b, escaped, &self.shape, shaped) {
                     return false;
-                }
-                // A state's reprs are cut to `STATE_REPR_CHARS` characters: past that only
-                // the closing quote comes. A character starts at any byte but a UTF-8
-                // continuation, an escape's letter or a `\u` escape's hex digits.
-                let continues = escaped || self.hex_left > 0 || (0x80..0xC0).contains(&b);
-                if self.hex_left > 0 {
-                    self.hex_left -= 1;
-                } else if escaped && b == b'u' {
-                    self.hex_left = 4;
-                }
-                if !continues {
-                    if self.chars == STATE_REPR_CHARS {
-                        return false;
-                    }
-                    self.chars += 1;
                 }
                 self.stage = Stage::Value {
                     escaped: !escaped && b == b'\\',
