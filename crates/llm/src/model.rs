@@ -353,13 +353,21 @@ impl Qwen2 {
         let q = candle_nn::rotary_emb::rope(&q, cos, sin)?;
         let k = candle_nn::rotary_emb::rope(&k, cos, sin)?;
         let (k, v) = kv.append(&k, &v)?;
+        // On the CPU the cache's views are multiplied where they lie (candle's matmul
+        // steps over the unused positions between heads): copying them first read and
+        // wrote every cached key and value again for each token, in each block.
+        let (k, v) = if x.device().is_cpu() {
+            (k, v)
+        } else {
+            (k.contiguous()?, v.contiguous()?)
+        };
         let total = k.dim(2)?;
         // Grouped-query attention without copying keys: the query heads that share a
         // key/value head are stacked along the sequence axis of that head.
         let group = heads / kv_heads;
         let q = q.reshape((1, kv_heads, group * seq, head_dim))?;
         let scale = 1.0 / (head_dim as f64).sqrt();
-        let scores = (q.matmul(&k.contiguous()?.t()?)? * scale)?;
+        let scores = (q.matmul(&k.t()?)? * scale)?;
         let scores = match mask {
             Some(mask) => scores
                 .reshape((1, kv_heads, group, seq, total))?
@@ -368,7 +376,7 @@ impl Qwen2 {
             None => scores,
         };
         let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-        let out = weights.matmul(&v.contiguous()?)?;
+        let out = weights.matmul(&v)?;
         let out = out
             .reshape((1, heads, seq, head_dim))?
             .transpose(1, 2)?

@@ -16,7 +16,7 @@
 //!
 //! [`StateTree::step`]: replayground_shared::StateTree::step
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
@@ -265,7 +265,8 @@ impl Bounds {
             bounds.module_since = at.zip(since);
         }
         if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction) && since == Some(Direction::Forward))
-            && let Some(mut kept) = Kept::of(&prefix.steps[m].state, true, &HashSet::new())
+            && let Some(mut kept) =
+                (bounds.facts.as_ref()).and_then(|f| Kept::of(&prefix.steps[m].state, true, f.unbound.at_depth(0)))
         {
             // Steps that stop at every module event since: the answer, if at the module,
             // is its next event, so only the statement that ran can add names.
@@ -331,7 +332,10 @@ impl Bounds {
                 };
             let module = from.depth == Some(0);
             if (module || same_activation)
-                && let Some(mut kept) = bounds.facts.as_ref().and_then(|f| Kept::of(from, module, &f.unbound))
+                && let Some(mut kept) = bounds
+                    .facts
+                    .as_ref()
+                    .and_then(|f| Kept::of(from, module, f.unbound.at_depth(from.depth?)))
             {
                 let next_event = no_breakpoints && matches!(action, Action::StepInto | Action::StepOver);
                 bounds.after_statement(&mut kept, from, Some(from), action, next_event);
@@ -546,6 +550,11 @@ fn shapes(
         action,
         Action::ReverseStepInto | Action::ReverseStepOver | Action::ReverseStepReturn
     );
+    // The run's state number n: every frame below it took a call event of its own after
+    // the module's first line (state 0), so it is at most n deep.
+    if let Action::Jump(n) = action {
+        return vec![Shape::depths(0, n, Events::ANY)];
+    }
     if direction == Direction::Inverse && one_back && from.event == StopKind::End {
         return vec![Shape {
             function: Some(MODULE.to_owned()),
@@ -687,5 +696,7 @@ fn shapes(
 
 #[cfg(test)]
 mod frame_tests;
+#[cfg(test)]
+mod module_tests;
 #[cfg(test)]
 mod tests;

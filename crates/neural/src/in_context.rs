@@ -45,9 +45,11 @@ repr, and a value that equals the previous state's of the same frame is written 
 return and exception states end with ` <|value|>\"REPR\"`: the returned value or the \
 exception. <|end|> means the program has finished.\n\
 Actions: <|step_into|> (pdb step), <|step_over|> (pdb next), <|step_return|> (run until the \
-frame returns), <|breakpoint|>N (break at line N, then continue), <|continue|> (to the next \
-breakpoint). After <|inverse|>, the states run backwards and reverse actions lead to the \
-previous state.\n\
+frame returns; from the module, to the end of the program: the module returns at the last \
+statement it runs, with every global), <|breakpoint|>N (break at line N, then continue), \
+<|continue|> (to the next breakpoint), <|jump|>N (straight to the run's state number N, \
+counting from 0 at its first state). After <|inverse|>, the states run backwards and reverse \
+actions lead to the previous state.\n\
 Four traces written by the real tracer:";
 
 pub(crate) const EXAMPLES: [&str; 4] = [

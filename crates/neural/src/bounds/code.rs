@@ -9,7 +9,8 @@ use tree_sitter::Node;
 
 use super::effects::{self, Effects, Program};
 use super::flow;
-use super::names::{class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_in_functions};
+use super::names::Unbound;
+use super::names::{class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_names};
 
 /// The name the module's frame carries.
 pub(super) const MODULE: &str = "<module>";
@@ -189,9 +190,9 @@ pub struct CodeFacts {
     /// Whether a frame's names are bounded by its scope's identifiers.
     pub(super) names_known: bool,
     /// Whether a frame, once it shows a name, shows it from then on: no `del`, no
-    /// `except ... as` (whose name Python unbinds) at the module or in a class body,
-    /// nothing that binds names dynamically. A function's frame may still drop a name of
-    /// [`Self::unbound`].
+    /// `except ... as` (whose name Python unbinds) in a class body, nothing that binds
+    /// names dynamically. A function's frame or the module's may still drop a name it
+    /// unbinds ([`Unbound::at_depth`]).
     pub(super) names_kept: bool,
     /// Whether a name holding a number, a string, a bool or `None` keeps its repr until
     /// it is bound again: no class defines `__repr__` (its objects could look like one),
@@ -205,9 +206,9 @@ pub struct CodeFacts {
     /// ([`super::repr_shape`]): no class gives itself a `__repr__` and only plain standard
     /// modules are imported. `None`: reprs are not checked.
     pub(super) repr_words: Option<Vec<String>>,
-    /// Names a `del` or an `except ... as` unbinds in a function's frame: such a frame may
-    /// stop showing one, and show it again.
-    pub(super) unbound: HashSet<String>,
+    /// Names a `del` or an `except ... as` unbinds in a function's frame or the module's:
+    /// such a frame may stop showing one, and show it again.
+    pub(super) unbound: Unbound,
     /// Names a `global` or `nonlocal` statement lets another frame bind.
     pub(super) declared: HashSet<String>,
     /// Names a `global` statement lets a function bind in the module.
@@ -255,8 +256,8 @@ impl CodeFacts {
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
         let (declared, globals) = declared_names(root, source);
-        let unbound = unbound_in_functions(root, source);
-        let names_kept = names_known && unbound.as_ref().is_some_and(|u| u.is_disjoint(&globals));
+        let unbound = unbound_names(root, source);
+        let names_kept = names_known && unbound.as_ref().is_some_and(|u| u.in_functions.is_disjoint(&globals));
         narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
         let program = Program::new(root, source);
         let top_level = Body::of(root, source);
@@ -366,7 +367,10 @@ impl CodeFacts {
             .0
             .iter()
             .filter(|s| s.last >= line && !s.certain.is_empty())
-            .map(|s| (s.last, s.certain.iter().map(|n| n.clone().into_bytes()).collect()))
+            .map(|s| {
+                let kept = s.certain.iter().filter(|n| !self.unbound.in_module.contains(*n));
+                (s.last, kept.map(|n| n.clone().into_bytes()).collect())
+            })
             .collect()
     }
 
@@ -397,6 +401,7 @@ impl CodeFacts {
             .filter(|_| self.names_kept)
             .into_iter()
             .flat_map(move |body| body.required(event, line))
+            .filter(|name| !self.unbound.in_module.contains(*name))
     }
 
     /// The body that a frame of `function` stopped at `line` runs once, in order: the

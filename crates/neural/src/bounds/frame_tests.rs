@@ -308,13 +308,13 @@ fn the_module_shows_every_name_the_statements_before_bound() {
 }
 
 #[test]
-fn a_handlers_name_comes_and_goes_in_a_functions_frame_alone() {
+fn a_handlers_name_comes_and_goes_in_its_own_frame_alone() {
     let code = "def parse(s):\n    n = 0\n    try:\n        n = int(s)\n    except ValueError as err:\n        n = -1\n    return n\n\n\nv = parse('x')\n";
     let facts = CodeFacts::new(code).expect("parses");
     assert!(facts.names_kept, "only a function's frame unbinds err");
-    assert!(facts.unbound.contains("err"));
-    let at_module = "try:\n    v = int('x')\nexcept ValueError as err:\n    v = 0\n";
-    assert!(!CodeFacts::new(at_module).expect("parses").names_kept);
+    assert!(facts.unbound.at_depth(1).contains("err") && facts.unbound.at_depth(0).is_empty());
+    let in_class = "class C:\n    try:\n        v = int('x')\n    except ValueError as err:\n        v = 0\n";
+    assert!(!CodeFacts::new(in_class).expect("parses").names_kept);
     // Past the handler, err may be gone; every other name stays.
     let over = after_one(
         code,

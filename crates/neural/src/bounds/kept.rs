@@ -60,7 +60,9 @@ impl Kept {
     }
 
     /// What `state` says its frame's next state shows, in a program that may unbind the
-    /// names `unbound` in a function's frame (they are `optional`, not kept).
+    /// names `unbound` in that frame (they are `optional`, not kept). The module's new
+    /// names come last (`appended`) unless it shows one of them now: a name it keeps may
+    /// then come after one it lost.
     pub(super) fn of(state: &State, appended: bool, unbound: &HashSet<String>) -> Option<Self> {
         let vars = if state.depth == Some(0) {
             &state.globals
@@ -72,13 +74,13 @@ impl Kept {
             .0
             .iter()
             .map(|(n, _)| n.as_str())
-            .partition(|n| state.depth != Some(0) && unbound.contains(*n));
+            .partition(|n| unbound.contains(*n));
         Some(Self {
+            appended: appended && optional.is_empty(),
             depth: state.depth?,
             function: state.function.clone()?,
             names: names.into_iter().map(|n| n.as_bytes().to_vec()).collect(),
             optional: optional.into_iter().map(|n| n.as_bytes().to_vec()).collect(),
-            appended,
             fresh: None,
             values: HashMap::new(),
             required: Vec::new(),
@@ -181,11 +183,19 @@ impl Bounds {
         let effects = facts
             .effects(function, line)
             .filter(|_| !facts.may_be_generator(function, line));
-        let (Some(effects), Some(mut kept)) = (effects, Kept::of(from, false, &facts.unbound)) else {
+        let (Some(effects), Some(mut kept)) = (
+            effects,
+            Kept::of(from, false, facts.unbound.at_depth(from.depth.unwrap_or_default())),
+        ) else {
             return;
         };
         kept.fresh = Some(kept.names.drain(..).collect());
-        kept.optional = facts.unbound.iter().map(|n| n.as_bytes().to_vec()).collect();
+        kept.optional = facts
+            .unbound
+            .at_depth(kept.depth)
+            .iter()
+            .map(|n| n.as_bytes().to_vec())
+            .collect();
         for name in facts.untouched(&effects, trace_lang::shown_vars(from), true) {
             kept.values
                 .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
@@ -242,11 +252,16 @@ impl Bounds {
         if facts.may_be_generator(function, line) {
             return;
         }
-        let Some(mut kept) = Kept::of(from, false, &facts.unbound) else {
+        let Some(mut kept) = Kept::of(from, false, facts.unbound.at_depth(from.depth.unwrap_or_default())) else {
             return;
         };
         kept.fresh = Some(kept.names.drain(..).collect());
-        kept.optional = facts.unbound.iter().map(|n| n.as_bytes().to_vec()).collect();
+        kept.optional = facts
+            .unbound
+            .at_depth(kept.depth)
+            .iter()
+            .map(|n| n.as_bytes().to_vec())
+            .collect();
         kept.call_unchanged = true;
         let shown = trace_lang::shown_vars(from);
         for scope in facts.scopes_named(function, line) {

@@ -47,10 +47,28 @@ pub(super) fn declared_names(root: Node<'_>, source: &[u8]) -> (HashSet<String>,
 }
 
 /// The names the program unbinds (`del NAME`, or an `except ... as NAME` handler, which
-/// Python unbinds at its end), when it does so only in functions' frames; `None` when the
-/// module's or a class body's namespace loses one.
-pub(super) fn unbound_in_functions(root: Node<'_>, source: &[u8]) -> Option<HashSet<String>> {
-    let mut unbound = HashSet::new();
+/// Python unbinds at its end), in functions' frames and in the module's.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Unbound {
+    pub(super) in_functions: HashSet<String>,
+    pub(super) in_module: HashSet<String>,
+}
+
+impl Unbound {
+    /// The names a frame at `depth` may stop showing: those the program unbinds in the
+    /// module's frame (depth 0) or in a function's.
+    pub(super) fn at_depth(&self, depth: u32) -> &HashSet<String> {
+        if depth == 0 {
+            &self.in_module
+        } else {
+            &self.in_functions
+        }
+    }
+}
+
+/// The names the program unbinds; `None` when a class body's namespace loses one.
+pub(super) fn unbound_names(root: Node<'_>, source: &[u8]) -> Option<Unbound> {
+    let mut unbound = Unbound::default();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         let names: Vec<Node<'_>> = match node.kind() {
@@ -97,10 +115,12 @@ pub(super) fn unbound_in_functions(root: Node<'_>, source: &[u8]) -> Option<Hash
             while let Some(n) = around.filter(|n| !matches!(n.kind(), "function_definition" | "class_definition")) {
                 around = n.parent();
             }
-            if around.is_none_or(|n| n.kind() == "class_definition") {
-                return None;
-            }
-            unbound.extend(names.iter().map(|n| n.utf8_text(source).unwrap_or_default().to_owned()));
+            let frame = match around {
+                None => &mut unbound.in_module,
+                Some(n) if n.kind() == "class_definition" => return None,
+                Some(_) => &mut unbound.in_functions,
+            };
+            frame.extend(names.iter().map(|n| n.utf8_text(source).unwrap_or_default().to_owned()));
         }
         let mut cursor = node.walk();
         stack.extend(node.children(&mut cursor));

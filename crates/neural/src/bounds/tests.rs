@@ -77,8 +77,9 @@ fn the_code_tells_scopes_lines_and_names() {
     assert!(facts.names_known);
     assert!(!CodeFacts::new("from os import *\nx = 1\n").expect("parses").names_known);
     let handler = "try:\n    x = int('a')\nexcept (TypeError, ValueError) as err:\n    x = 0\n";
+    let handler = CodeFacts::new(handler).expect("parses");
     assert!(
-        !CodeFacts::new(handler).expect("parses").names_kept,
+        handler.names_kept && handler.unbound.at_depth(0).contains("err"),
         "`as err` unbinds err"
     );
     assert!(CodeFacts::new(BANK).expect("parses").names_kept);
@@ -344,14 +345,15 @@ fn names_shown_before_are_shown_again_in_their_order() {
     assert!(scan.feed(b"}"));
     let breakpoint = Bounds::after(&first, Action::Breakpoint(4));
     assert!(breakpoint.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","b":"[1]","c":"2"}"#));
-    // A program that unbinds names is not held to them.
+    // A program that unbinds a name is held to the others.
     let unbinding = format!("{code}del b\n");
     let prefix = Trajectory {
         code: unbinding,
         ..prefix
     };
     let over = Bounds::after(&prefix, Action::StepOver);
-    assert!(over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"1","c":"2"}"#));
+    assert!(over.admits(r#"<|line|>4 0 <module> <|vars|>{"a":"..","c":"2"}"#));
+    assert!(!over.admits(r#"<|line|>4 0 <module> <|vars|>{"c":"2"}"#), "a stays");
 }
 
 #[test]

@@ -1,0 +1,83 @@
+//! The module's frame across several statements: what a step over shows.
+
+use replayground_shared::Action;
+
+use super::Bounds;
+use super::tests::{after_one, trajectory};
+
+const PAY: &str = include_str!("../../../../tests/neural-real/programs/25_custom_exception.py");
+
+#[test]
+fn a_step_over_a_def_keeps_the_class_before_it() {
+    let prefix = trajectory(
+        PAY,
+        &[
+            ("<|line|>1 0 <module> <|vars|>{}", Some(Action::StepOver)),
+            (
+                r#"<|line|>7 0 <module> <|vars|>{"InsufficientFunds":"<class '__main__.InsufficientFunds'>"}"#,
+                None,
+            ),
+        ],
+    );
+    let over = Bounds::after(&prefix, Action::StepOver);
+    assert!(over.admits(r#"<|line|>13 0 <module> <|vars|>{"InsufficientFunds":"..","pay":"<function pay>"}"#));
+    assert!(
+        !over.admits(r#"<|line|>13 0 <module> <|vars|>{"pay":"<function pay>"}"#),
+        "the class the module showed is shown again"
+    );
+}
+
+#[test]
+fn the_module_may_lose_only_the_names_it_unbinds() {
+    let code = "a = 1\ntry:\n    b = int('x')\nexcept ValueError as err:\n    b = 0\n    d = 1\nc = 2\nx = 3\ndel x\nprint(a, b, c)\n";
+    let facts = super::CodeFacts::new(code).expect("parses");
+    assert!(facts.names_kept);
+    let err = r#""err":"ValueError(\"invalid literal for int() with base 10: 'x'\")""#;
+    // In the handler, err is shown; a name bound there comes after it (a dict keeps order).
+    let handling = after_one(
+        code,
+        &format!(r#"<|line|>5 0 <module> <|vars|>{{"a":"1",{err}}}"#),
+        Action::StepOver,
+    );
+    assert!(handling.admits(r#"<|line|>6 0 <module> <|vars|>{"a":"..","err":"..","b":"0"}"#));
+    // Past the handler: err is gone; the others stay, in their order.
+    let over = after_one(
+        code,
+        &format!(r#"<|line|>6 0 <module> <|vars|>{{"a":"1",{err},"b":"0"}}"#),
+        Action::StepOver,
+    );
+    assert!(over.admits(r#"<|line|>7 0 <module> <|vars|>{"a":"..","b":"..","d":"1"}"#));
+    assert!(
+        !over.admits(r#"<|line|>7 0 <module> <|vars|>{"b":"..","d":"1"}"#),
+        "a stays"
+    );
+    assert!(
+        !over.admits(r#"<|line|>7 0 <module> <|vars|>{"a":"..","d":"1"}"#),
+        "b stays"
+    );
+    // `del x` at the module: past it, x is not required although `x = 3` always binds it.
+    let deleted = after_one(
+        code,
+        r#"<|line|>9 0 <module> <|vars|>{"a":"1","b":"0","d":"1","c":"2","x":"3"}"#,
+        Action::StepOver,
+    );
+    assert!(deleted.admits(r#"<|line|>10 0 <module> <|vars|>{"a":"..","b":"..","d":"..","c":".."}"#));
+    assert!(
+        !deleted.admits(r#"<|line|>10 0 <module> <|vars|>{"a":"..","b":"..","c":".."}"#),
+        "d stays"
+    );
+}
+
+#[test]
+fn a_jump_to_state_n_is_at_most_n_deep() {
+    let code = "def f(n):\n    return g(n)\n\n\ndef g(n):\n    return n\n\n\nf(1)\n";
+    let from = "<|line|>6 2 g <|vars|>{\"n\":\"1\"}";
+    let jump = after_one(code, from, Action::Jump(1));
+    assert!(jump.admits("<|line|>5 0 <module> <|vars|>{\"f\":\"<function f>\"}"));
+    assert!(jump.admits("<|call|>1 1 f <|vars|>{\"n\":\"1\"}"));
+    assert!(
+        !jump.admits("<|call|>5 2 g <|vars|>{\"n\":\"1\"}"),
+        "two calls take two states"
+    );
+    assert!(after_one(code, from, Action::Jump(4)).admits("<|call|>5 2 g <|vars|>{\"n\":\"1\"}"));
+}
