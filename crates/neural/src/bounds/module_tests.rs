@@ -81,3 +81,19 @@ fn a_jump_to_state_n_is_at_most_n_deep() {
     );
     assert!(after_one(code, from, Action::Jump(4)).admits("<|call|>5 2 g <|vars|>{\"n\":\"1\"}"));
 }
+
+#[test]
+fn an_object_of_the_main_module_is_of_a_class_the_program_writes() {
+    let code = "def merge(intervals):\n    return intervals\n\n\nbusy = merge([(9, 11)])\nprint(busy)\n";
+    let over = after_one(code, "<|line|>1 0 <module> <|vars|>{}", Action::StepOver);
+    let mut scan = over.scan();
+    assert!(scan.feed(br#"<|line|>5 0 <module> <|vars|>{"merge":"<functi"#));
+    let mut scan = over.scan();
+    assert!(
+        !scan.feed(br#"<|line|>5 0 <module> <|vars|>{"merge":"<__main__.m"#),
+        "no class is named like a function"
+    );
+    let made = "from collections import namedtuple\nP = namedtuple('Pair', 'a b')\np = P(1, 2)\n";
+    let facts = super::CodeFacts::new(made).expect("parses");
+    assert!(facts.classes.as_ref().is_some_and(|c| c.iter().any(|c| c == "Pair")));
+}

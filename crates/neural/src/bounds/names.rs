@@ -149,9 +149,9 @@ const NAMED_BY_STRING: [&str; 14] = [
 ];
 
 /// The names a class of the program can carry (its `__qualname__`): every class
-/// statement's, and, for a class made by a call (`namedtuple('Point', …)`, `type(…)`),
-/// every identifier the code writes, and its strings where it names something by a
-/// string ([`NAMED_BY_STRING`]).
+/// statement's, and, where the code can make a class by a call or rename one (it writes a
+/// name of [`NAMED_BY_STRING`]: `namedtuple('Point', …)`, `type(…)`, `__qualname__`),
+/// every identifier and string it writes.
 pub(super) fn class_qualnames(root: Node<'_>, source: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
     let mut words: HashSet<&str> = HashSet::new();
@@ -179,10 +179,10 @@ pub(super) fn class_qualnames(root: Node<'_>, source: &[u8]) -> Vec<String> {
         let mut cursor = node.walk();
         stack.extend(node.named_children(&mut cursor).map(|c| (c, inner.clone())));
     }
+    // Only a call can name a class otherwise (a `class` statement writes its name).
     if NAMED_BY_STRING.iter().any(|n| words.contains(n)) {
-        words.extend(strings);
+        out.extend(words.into_iter().chain(strings).map(str::to_owned));
     }
-    out.extend(words.into_iter().map(str::to_owned));
     out
 }
 
