@@ -21,7 +21,9 @@ use std::collections::BTreeSet;
 use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
 
+mod body;
 mod code;
+mod constants;
 mod effects;
 mod flow;
 mod kept;

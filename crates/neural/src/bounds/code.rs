@@ -1,12 +1,14 @@
 //! What the program's text says about every state of its runs: the lines that hold
 //! code, the scopes a frame can run and the names each can bind (tree-sitter, never a run).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use replayground_shared::trace_lang;
 use replayground_shared::{State, StopKind};
 use tree_sitter::Node;
 
+use super::body::Body;
+use super::constants::constant_globals;
 use super::effects::{self, Effects, Program};
 use super::flow;
 use super::names::Unbound;
@@ -85,101 +87,6 @@ impl Scope {
     }
 }
 
-/// One statement of a body that runs once, in order: the module's or a plain class body's.
-#[derive(Debug, Clone)]
-pub(super) struct Statement {
-    first: u32,
-    last: u32,
-    /// The names it binds in the body's namespace.
-    names: HashSet<String>,
-    /// The names it binds whenever it completes (none for a branch, loop, `try`, `with`
-    /// or `match`: a path through it may skip a binding), less those the tracer hides.
-    certain: Vec<String>,
-    /// Not a compound statement: it runs once, never looping back to its first line.
-    simple: bool,
-    /// A `def` or `class` (decorated or not): the body's events in it come before its
-    /// name is bound, which is the last thing it does.
-    definition: bool,
-    /// It binds literals and nothing else, so no exception ends the run there.
-    cannot_raise: bool,
-}
-
-impl Statement {
-    fn holds(&self, line: u32) -> bool {
-        (self.first..=self.last).contains(&line)
-    }
-}
-
-/// The statements of a body that runs once, each in order and to its end (an exception
-/// out of one ends the frame): the module, or a plain class body.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Body(Vec<Statement>);
-
-impl Body {
-    /// The statements directly under `node` (the module's root, or a class's block).
-    fn of(node: Node<'_>, source: &[u8]) -> Self {
-        let mut cursor = node.walk();
-        let statements = node
-            .named_children(&mut cursor)
-            .filter(|s| s.kind() != "comment")
-            .map(|s| Statement {
-                first: line_of(s.start_position().row),
-                last: line_of(s.end_position().row),
-                names: effects::bound_names(s, source),
-                certain: if flow::branches(s) {
-                    Vec::new()
-                } else {
-                    let mut names = effects::certain_names(s, source);
-                    names.retain(|n| !hidden(n));
-                    names
-                },
-                simple: !flow::is_compound(s),
-                definition: matches!(
-                    s.kind(),
-                    "function_definition" | "class_definition" | "decorated_definition"
-                ),
-                cannot_raise: flow::cannot_raise(s),
-            })
-            .collect();
-        Self(statements)
-    }
-
-    /// The index of the statement that holds `line`.
-    fn at(&self, line: u32) -> Option<usize> {
-        self.0.iter().position(|s| s.holds(line))
-    }
-
-    /// How many statements have run, binding what they bind, by an `event` at `line`:
-    /// none before the first (a class's header line), those before the one holding
-    /// `line` and that one too unless this is a line event before it binds (the first of
-    /// a simple statement, any of a `def` or `class`). `None` where the text cannot tell.
-    fn ran(&self, event: StopKind, line: u32) -> Option<usize> {
-        if self.0.first().is_none_or(|s| line < s.first) {
-            return Some(0);
-        }
-        let at = self.at(line)?;
-        let statement = &self.0[at];
-        let before = (statement.simple && line == statement.first) || statement.definition;
-        Some(if event == StopKind::Line && before { at } else { at + 1 })
-    }
-
-    /// Whether the statements run by an `event` at `line` may have bound `name`.
-    fn bound_by(&self, event: StopKind, line: u32, name: &str) -> bool {
-        self.ran(event, line)
-            .is_none_or(|ran| self.0[..ran].iter().any(|s| s.names.contains(name)))
-    }
-
-    /// The names the statements before the one holding `line` always bind: each ran to
-    /// its end, so an event there (not the call) shows them.
-    fn required(&self, event: StopKind, line: u32) -> impl Iterator<Item = &str> {
-        let done = match self.at(line) {
-            Some(at) if event != StopKind::Call => at,
-            _ => 0,
-        };
-        self.0[..done].iter().flat_map(|s| s.certain.iter().map(String::as_str))
-    }
-}
-
 /// What the program's text says about every state of its runs.
 #[derive(Debug, Clone)]
 pub struct CodeFacts {
@@ -211,6 +118,9 @@ pub struct CodeFacts {
     pub(super) unbound: Unbound,
     /// Names a `global` or `nonlocal` statement lets another frame bind.
     pub(super) declared: HashSet<String>,
+    /// Module names whose value never changes once bound, with it (the JSON string's
+    /// contents): see [`super::constants::constant_globals`]. Empty where names are not known.
+    pub(super) constants: HashMap<String, Vec<u8>>,
     /// Names a `global` statement lets a function bind in the module.
     pub(super) globals: HashSet<String>,
     /// What the whole program says about code that can run unseen.
@@ -262,6 +172,13 @@ impl CodeFacts {
         let program = Program::new(root, source);
         let top_level = Body::of(root, source);
         let classes = (!code.contains("__repr__")).then(|| class_qualnames(root, source));
+        let renames = ["__qualname__", "__module__", "sys.modules", "import __main__"];
+        let constants = match &unbound {
+            Some(u) if names_known && !renames.iter().any(|t| code.contains(t)) => {
+                constant_globals(root, source, &declared, &u.in_module)
+            }
+            _ => HashMap::new(),
+        };
         Some(Self {
             scopes,
             code_lines,
@@ -278,6 +195,7 @@ impl CodeFacts {
                 .map(repr_words),
             classes,
             declared,
+            constants,
             globals,
             program,
             top_level,

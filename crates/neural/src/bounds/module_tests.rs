@@ -97,3 +97,36 @@ fn an_object_of_the_main_module_is_of_a_class_the_program_writes() {
     let facts = super::CodeFacts::new(made).expect("parses");
     assert!(facts.classes.as_ref().is_some_and(|c| c.iter().any(|c| c == "Pair")));
 }
+
+#[test]
+fn a_def_bound_once_at_the_module_always_shows_its_repr() {
+    use replayground_shared::trace_lang::{Direction, Trajectory};
+    let code = "class Shop:\n    pass\n\n\ndef restock(n):\n    return n + 1\n\n\nstock = restock(1)\nprint(stock)\n";
+    let end = super::tests::trajectory(code, &[("<|end|>", None)]);
+    let end = Trajectory {
+        direction: Direction::Inverse,
+        ..end
+    };
+    let back = super::Guide::after(&end, Action::ReverseStepInto);
+    let last = r#"<|return|>10 0 <module> <|vars|>{"Shop":"<class '__main__.Shop'>","restock":"<function restock>","stock":"2"} <|value|>"None""#;
+    assert!(back.admits(last));
+    assert!(
+        !back.admits(&last.replace("<function restock>", "2")),
+        "restock is only ever the function"
+    );
+    assert!(!back.admits(&last.replace("<class '__main__.Shop'>", "<class '__main__.Other'>")));
+    // After a state of the module that shows it, it is unchanged.
+    let after_call =
+        r#"<|line|>9 0 <module> <|vars|>{"Shop":"<class '__main__.Shop'>","restock":"<function restock>"}"#;
+    let over = after_one(code, after_call, Action::StepOver);
+    assert!(over.admits(r#"<|line|>10 0 <module> <|vars|>{"Shop":"..","restock":"..","stock":"2"}"#));
+    // A name bound twice is left to the model.
+    let twice = format!("{code}restock = None\n");
+    let again = super::tests::trajectory(&twice, &[("<|end|>", None)]);
+    let again = Trajectory {
+        direction: Direction::Inverse,
+        ..again
+    };
+    let back = super::Guide::after(&again, Action::ReverseStepInto);
+    assert!(back.admits(r#"<|return|>11 0 <module> <|vars|>{"Shop":"<class '__main__.Shop'>","restock":"None","stock":"2"} <|value|>"None""#));
+}

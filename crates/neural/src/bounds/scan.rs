@@ -180,6 +180,23 @@ impl<'b> Scan<'b> {
         self.text = ReprText::default();
     }
 
+    /// The value of a module name that never changes once bound, where the state the
+    /// answer follows is known: `..` after a state of the module that shows it, else its
+    /// repr.
+    fn constant(&self, key: &[u8]) -> Option<&'b [u8]> {
+        let facts = self.bounds.facts.as_ref()?;
+        if self.depth != 0 || !self.previous_known {
+            return None;
+        }
+        let repr = facts.constants.get(std::str::from_utf8(key).ok()?)?;
+        let unchanged = unchanged_names(self.previous, self.function.as_deref(), Some(0)).any(|n| n.as_bytes() == key);
+        Some(if unchanged {
+            trace_lang::UNCHANGED.as_bytes()
+        } else {
+            repr
+        })
+    }
+
     /// Whether the variable being written may be the unchanged marker `..`.
     fn may_be_unchanged(&self) -> bool {
         !self.previous_known
@@ -278,7 +295,8 @@ impl<'b> Scan<'b> {
                 self.value = self
                     .kept
                     .zip(self.event)
-                    .and_then(|(k, event)| k.fixed(event, self.line, &key));
+                    .and_then(|(k, event)| k.fixed(event, self.line, &key))
+                    .or_else(|| self.constant(&key));
                 self.value_at = 0;
                 self.keys.push(key);
                 self.stage = Stage::AfterKey;
