@@ -345,6 +345,12 @@ impl<'w> ReprShape<'w> {
             Top::Start | Top::Dots(1) => 1,
             Top::Bar(0) => 3,
             Top::Bar(_) => 2,
+            // A name is whole only as a keyword; any other takes brackets after it.
+            Top::Word if self.string.is_none() && !KEYWORDS.contains(&self.word.as_slice()) => KEYWORDS
+                .iter()
+                .filter_map(|k| k.strip_prefix(self.word.as_slice()))
+                .map(<[u8]>::len)
+                .fold(2, usize::min),
             _ => 0,
         };
         usize::from(self.string.is_some()) + self.closers.len() + top
@@ -453,5 +459,16 @@ mod tests {
         assert!(whole("['é']"), "anything inside a string");
         let mut t = ReprShape::new(None, false);
         assert!(t.feed(b',') && t.complete());
+    }
+
+    #[test]
+    fn a_name_needs_brackets_unless_it_is_a_keyword() {
+        let fewest = |repr: &str| shape(repr).map(|s| s.fewest_to_complete());
+        assert_eq!(fewest("None"), Some(0));
+        assert_eq!(fewest("Non"), Some(1));
+        assert_eq!(fewest("N"), Some(2), "`N()` is shorter than `None`");
+        assert_eq!(fewest("namespace.day"), Some(2));
+        assert_eq!(fewest("b'x"), Some(1));
+        assert_eq!(fewest("[1, 'a"), Some(2));
     }
 }
