@@ -11,8 +11,9 @@ use super::body::Body;
 use super::constants::constant_globals;
 use super::effects::{self, Effects, Program};
 use super::flow;
-use super::names::Unbound;
-use super::names::{class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_names};
+use super::names::{
+    Unbound, class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_names,
+};
 
 /// The name the module's frame carries.
 pub(super) const MODULE: &str = "<module>";
@@ -175,7 +176,7 @@ impl CodeFacts {
         let renames = ["__qualname__", "__module__", "sys.modules", "import __main__"];
         let constants = match &unbound {
             Some(u) if names_known && !renames.iter().any(|t| code.contains(t)) => {
-                constant_globals(root, source, &declared, &u.in_module)
+                constant_globals(root, source, &top_level, &declared, &u.in_module)
             }
             _ => HashMap::new(),
         };

@@ -5,16 +5,18 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
+use super::body::Body;
 use super::{effects, hidden, json_contents};
 
 /// The module names bound once and for all by a top-level undecorated `def`
 /// (`<function f>`) or plain `class` (`<class '__main__.C'>`), each with that repr as a
-/// JSON string's contents: no other top-level statement binds the name, no function
+/// JSON string's contents: no other statement of the module's `body` binds the name, no function
 /// declares it `global` or `nonlocal` (`declared`), and the module never unbinds it
 /// (`unbound`). The caller checks that the program binds no name its text does not write.
 pub(super) fn constant_globals(
     root: Node<'_>,
     source: &[u8],
+    body: &Body,
     declared: &HashSet<String>,
     unbound: &HashSet<String>,
 ) -> HashMap<String, Vec<u8>> {
@@ -23,7 +25,6 @@ pub(super) fn constant_globals(
         .named_children(&mut cursor)
         .filter(|s| s.kind() != "comment")
         .collect();
-    let bound: Vec<HashSet<String>> = statements.iter().map(|s| effects::bound_names(*s, source)).collect();
     statements
         .iter()
         .filter_map(|statement| {
@@ -33,7 +34,7 @@ pub(super) fn constant_globals(
                 "class_definition" if effects::plain_class(*statement, source) => format!("<class '__main__.{name}'>"),
                 _ => return None,
             };
-            let binders = bound.iter().filter(|names| names.contains(name)).count();
+            let binders = body.0.iter().filter(|s| s.names.contains(name)).count();
             (binders == 1 && !declared.contains(name) && !unbound.contains(name) && !hidden(name))
                 .then(|| (name.to_owned(), json_contents(&repr)))
         })

@@ -6,6 +6,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use replayground_shared::trace_lang;
 use replayground_shared::{Action, State, StopKind};
 
+use super::names::Unbound;
 use super::{Bounds, Events, Shape, code, flow, hidden, json_contents};
 
 /// Names a frame showed before and must show again, in the same order.
@@ -89,6 +90,17 @@ impl Kept {
             unchanged_at: HashMap::new(),
             call_unchanged: false,
         })
+    }
+
+    /// Stepping back from `from`: the frame's event before it shows no name `from` does
+    /// not (any of them, in the code's order), and may show any name the program unbinds
+    /// in such a frame.
+    fn before(from: &State, unbound: &Unbound) -> Option<Self> {
+        let unbound = unbound.at_depth(from.depth?);
+        let mut kept = Self::of(from, false, unbound)?;
+        kept.fresh = Some(kept.names.drain(..).collect());
+        kept.optional = unbound.iter().map(|n| n.as_bytes().to_vec()).collect();
+        Some(kept)
     }
 }
 
@@ -183,19 +195,9 @@ impl Bounds {
         let effects = facts
             .effects(function, line)
             .filter(|_| !facts.may_be_generator(function, line));
-        let (Some(effects), Some(mut kept)) = (
-            effects,
-            Kept::of(from, false, facts.unbound.at_depth(from.depth.unwrap_or_default())),
-        ) else {
+        let (Some(effects), Some(mut kept)) = (effects, Kept::before(from, &facts.unbound)) else {
             return;
         };
-        kept.fresh = Some(kept.names.drain(..).collect());
-        kept.optional = facts
-            .unbound
-            .at_depth(kept.depth)
-            .iter()
-            .map(|n| n.as_bytes().to_vec())
-            .collect();
         for name in facts.untouched(&effects, trace_lang::shown_vars(from), true) {
             kept.values
                 .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
@@ -252,16 +254,9 @@ impl Bounds {
         if facts.may_be_generator(function, line) {
             return;
         }
-        let Some(mut kept) = Kept::of(from, false, facts.unbound.at_depth(from.depth.unwrap_or_default())) else {
+        let Some(mut kept) = Kept::before(from, &facts.unbound) else {
             return;
         };
-        kept.fresh = Some(kept.names.drain(..).collect());
-        kept.optional = facts
-            .unbound
-            .at_depth(kept.depth)
-            .iter()
-            .map(|n| n.as_bytes().to_vec())
-            .collect();
         kept.call_unchanged = true;
         let shown = trace_lang::shown_vars(from);
         for scope in facts.scopes_named(function, line) {
