@@ -307,6 +307,34 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
     assert!(bounded * 10 >= steps * 9, "only {bounded} of {steps} steps bounded");
 }
 
+/// The worked examples the code LLM's prompt teaches with are what the real tracer and
+/// debugger write: each forward one replays from the program's first stop, each inverse
+/// one from its end, action by action, to the same states.
+#[tokio::test]
+async fn the_prompts_worked_examples_are_the_real_debuggers_states() {
+    use replayground_server::neural::in_context::EXAMPLES;
+    use replayground_shared::trace_lang::{self, Direction};
+    use replayground_shared::{StateTree, Stop};
+
+    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
+    for example in EXAMPLES {
+        let trajectory = trace_lang::parse(example).unwrap();
+        let tree = StateTree::new(tracer.trace(&trajectory.code, "").await.unwrap()).unwrap();
+        let mut at = match trajectory.direction {
+            Direction::Forward => tree.initial_stop(),
+            Direction::Inverse => Stop::End,
+        };
+        let mut breakpoints = std::collections::BTreeSet::new();
+        for (i, step) in trajectory.steps.iter().enumerate() {
+            if let Some(action) = step.action {
+                at = tree.step(at, action, &mut breakpoints);
+            }
+            let text = |state| trace_lang::state_text(state, None).unwrap();
+            assert_eq!(text(&tree.state(at)), text(&step.state), "state {i} of\n{example}");
+        }
+    }
+}
+
 /// A code LLM prompted in context walks a trajectory reusing the cache of the previous
 /// prompt; answering the last step from a cold start gives the same state.
 #[test]

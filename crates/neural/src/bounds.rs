@@ -32,12 +32,14 @@ mod names;
 mod repr_shape;
 mod repr_text;
 mod scan;
+mod shape;
 
 pub use code::CodeFacts;
 use code::{CallNames, MODULE, Scope, ScopeKind, hidden, line_of};
 use kept::Kept;
 pub use scan::Scan;
 pub(crate) use scan::unchanged_names;
+use shape::{Events, Shape};
 
 /// What an answer is decoded against: the state it follows (which resolves `..`) and
 /// what the code and the action allow ([`Bounds`]).
@@ -82,115 +84,6 @@ impl<'a> Guide<'a> {
             previous,
             bounds: Bounds::none(),
         }
-    }
-}
-
-/// Which stop kinds a shape admits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Events(u8);
-
-impl Events {
-    const CALL: Self = Self(1);
-    const LINE: Self = Self(2);
-    const RETURN: Self = Self(4);
-    const EXCEPTION: Self = Self(8);
-    const ANY: Self = Self(15);
-
-    fn has(self, kind: StopKind) -> bool {
-        let bit = match kind {
-            StopKind::Call => Self::CALL,
-            StopKind::Line => Self::LINE,
-            StopKind::Return => Self::RETURN,
-            StopKind::Exception => Self::EXCEPTION,
-            StopKind::End => return false,
-        };
-        self.0 & bit.0 != 0
-    }
-
-    fn but(self, other: Self) -> Self {
-        Self(self.0 & !other.0)
-    }
-
-    fn or(self, other: Self) -> Self {
-        Self(self.0 | other.0)
-    }
-}
-
-/// One kind of state the action can lead to.
-#[derive(Debug, Clone)]
-struct Shape {
-    events: Events,
-    /// `None`: any line of code.
-    lines: Option<BTreeSet<u32>>,
-    min_depth: u32,
-    /// `None`: no bound.
-    max_depth: Option<u32>,
-    /// `None`: any function whose scope holds the line.
-    function: Option<String>,
-    /// A call the statement on these lines makes: a list, set or dict comprehension's
-    /// frame only if the comprehension is written there (it runs where it is written).
-    callee_within: Option<BTreeSet<u32>>,
-}
-
-impl Shape {
-    fn anywhere() -> Self {
-        Self {
-            events: Events::ANY,
-            lines: None,
-            min_depth: 0,
-            max_depth: None,
-            function: None,
-            callee_within: None,
-        }
-    }
-
-    /// A frame one deeper than `depth` that the statement on `lines` called.
-    fn callee(depth: u32, events: Events, lines: Option<BTreeSet<u32>>) -> Self {
-        Self {
-            callee_within: lines,
-            ..Self::depths(depth + 1, depth + 1, events)
-        }
-    }
-
-    /// Whether a frame of `scope` can have this shape.
-    fn admits_scope(&self, scope: &Scope) -> bool {
-        self.function.as_deref().is_none_or(|f| f == scope.name)
-            && (scope.kind != ScopeKind::Comprehension
-                || self
-                    .callee_within
-                    .as_ref()
-                    .is_none_or(|lines| lines.contains(&scope.first)))
-    }
-
-    fn depths(min: u32, max: u32, events: Events) -> Self {
-        Self {
-            events,
-            min_depth: min,
-            max_depth: Some(max),
-            ..Self::anywhere()
-        }
-    }
-
-    /// The same frame as `state`, at one of `events`.
-    fn frame_of(state: &State, depth: u32, events: Events) -> Self {
-        Self {
-            events,
-            function: state.function.clone(),
-            ..Self::depths(depth, depth, events)
-        }
-    }
-
-    /// A line event at one of `breakpoints`.
-    fn breakpoint_hit(breakpoints: &BTreeSet<u32>) -> Self {
-        Self {
-            events: Events::LINE,
-            lines: Some(breakpoints.clone()),
-            ..Self::anywhere()
-        }
-    }
-
-    fn admits_depth(&self, depth: u32) -> bool {
-        depth >= self.min_depth && self.max_depth.is_none_or(|max| depth <= max)
     }
 }
 
@@ -552,10 +445,18 @@ fn shapes(
         action,
         Action::ReverseStepInto | Action::ReverseStepOver | Action::ReverseStepReturn
     );
-    // The run's state number n: every frame below it took a call event of its own after
-    // the module's first line (state 0), so it is at most n deep.
+    // The run's event n: 0 is the module's call and 1 its first line; every frame below
+    // took a call event of its own after that, so it is at most n - 1 deep. While the
+    // module's first statements can neither call nor raise, each is one line event.
     if let Action::Jump(n) = action {
-        return vec![Shape::depths(0, n, Events::ANY)];
+        if let Some(lines) = facts.straight_event(n) {
+            return vec![Shape {
+                function: Some(MODULE.to_owned()),
+                lines: Some(lines),
+                ..Shape::depths(0, 0, Events::LINE)
+            }];
+        }
+        return vec![Shape::depths(0, n.saturating_sub(1), Events::ANY)];
     }
     if direction == Direction::Inverse && one_back && from.event == StopKind::End {
         return vec![Shape {

@@ -3,8 +3,8 @@
 //! Qwen2.5-Coder has never seen the trace language, so the prompt teaches it: a short
 //! description, four worked examples written by the real tracer (calls and returns;
 //! `step_return` from a call, over a comprehension's frame, to the `return` line with
-//! every local's final value; a breakpoint, `continue` and an exception; a trajectory
-//! written backwards), then the program and its states so far. The answer is decoded under the same grammar and
+//! every local's final value, then from the module to its last statement; a breakpoint,
+//! `continue` and an exception; a trajectory written backwards from the end), then the program and its states so far. The answer is decoded under the same grammar and
 //! bounds as the from-scratch model's ([`decode_state_line`]), so every finished answer
 //! parses and names only lines, frames and variables the program can have.
 //!
@@ -47,12 +47,13 @@ exception. <|end|> means the program has finished.\n\
 Actions: <|step_into|> (pdb step), <|step_over|> (pdb next), <|step_return|> (run until the \
 frame returns; from the module, to the end of the program: the module returns at the last \
 statement it runs, with every global), <|breakpoint|>N (break at line N, then continue), \
-<|continue|> (to the next breakpoint), <|jump|>N (straight to the run's state number N, \
-counting from 0 at its first state). After <|inverse|>, the states run backwards and reverse \
-actions lead to the previous state.\n\
+<|continue|> (to the next breakpoint), <|jump|>N (straight to the run's event number N: 0 \
+is the module's call, 1 its first line, and every line, call, return and exception after \
+that counts one). After <|inverse|>, the states run backwards and reverse actions lead to \
+the previous state; from <|end|>, the first is the module's return.\n\
 Four traces written by the real tracer:";
 
-pub(crate) const EXAMPLES: [&str; 4] = [
+pub const EXAMPLES: [&str; 4] = [
     include_str!("examples/forward.trace"),
     include_str!("examples/step_return.trace"),
     include_str!("examples/breakpoint.trace"),
@@ -245,7 +246,7 @@ mod tests {
         }
         let header = header();
         assert!(header.ends_with("<|im_start|>assistant\n"), "{header}");
-        assert!(header.contains("<|inverse|>\n<|line|>3 1 add_all"));
+        assert!(header.contains("<|inverse|>\n<|end|>\n<|reverse_step_into|>\n<|return|>10 0 <module>"));
         assert!(header.contains("  3|     for n in nums:\n"), "{header}");
     }
 }

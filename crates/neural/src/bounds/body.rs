@@ -10,6 +10,18 @@ use replayground_shared::StopKind;
 use super::{effects, flow};
 use super::{hidden, line_of};
 
+/// How a statement's lines run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// Not a compound statement: it runs once, never looping back to its first line.
+    Simple,
+    /// A `def` or `class` (decorated or not): the body's events in it come before its
+    /// name is bound, which is the last thing it does.
+    Definition,
+    /// A branch, loop, `try`, `with` or `match`.
+    Compound,
+}
+
 /// One statement of a body that runs once, in order: the module's or a plain class body's.
 #[derive(Debug, Clone)]
 pub(super) struct Statement {
@@ -20,13 +32,12 @@ pub(super) struct Statement {
     /// The names it binds whenever it completes (none for a branch, loop, `try`, `with`
     /// or `match`: a path through it may skip a binding), less those the tracer hides.
     pub(super) certain: Vec<String>,
-    /// Not a compound statement: it runs once, never looping back to its first line.
-    simple: bool,
-    /// A `def` or `class` (decorated or not): the body's events in it come before its
-    /// name is bound, which is the last thing it does.
-    definition: bool,
+    form: Form,
     /// It binds literals and nothing else, so no exception ends the run there.
     pub(super) cannot_raise: bool,
+    /// Every instruction it runs is on its first line, so it takes one line event: a
+    /// statement on one line, or a `def` whose parameters end on its first line.
+    one_line: bool,
 }
 
 impl Statement {
@@ -58,12 +69,16 @@ impl Body {
                     names.retain(|n| !hidden(n));
                     names
                 },
-                simple: !flow::is_compound(s),
-                definition: matches!(
-                    s.kind(),
-                    "function_definition" | "class_definition" | "decorated_definition"
-                ),
+                form: match s.kind() {
+                    "function_definition" | "class_definition" | "decorated_definition" => Form::Definition,
+                    _ if flow::is_compound(s) => Form::Compound,
+                    _ => Form::Simple,
+                },
                 cannot_raise: flow::cannot_raise(s),
+                one_line: s.start_position().row == s.end_position().row
+                    || (s.kind() == "function_definition"
+                        && s.child_by_field_name("parameters")
+                            .is_some_and(|p| p.end_position().row == s.start_position().row)),
             })
             .collect();
         Self(statements)
@@ -84,7 +99,7 @@ impl Body {
         }
         let at = self.at(line)?;
         let statement = &self.0[at];
-        let before = (statement.simple && line == statement.first) || statement.definition;
+        let before = (statement.form == Form::Simple && line == statement.first) || statement.form == Form::Definition;
         Some(if event == StopKind::Line && before { at } else { at + 1 })
     }
 
@@ -92,6 +107,18 @@ impl Body {
     pub(super) fn bound_by(&self, event: StopKind, line: u32, name: &str) -> bool {
         self.ran(event, line)
             .is_none_or(|ran| self.0[..ran].iter().any(|s| s.names.contains(name)))
+    }
+
+    /// The lines of the statement that the frame's event `n` stops at, when the frame's
+    /// event 0 is its call and each statement before it takes one line event (event 1
+    /// is the first statement's, and so on) and can neither call nor raise.
+    pub(super) fn straight_event(&self, n: u32) -> Option<(u32, u32)> {
+        let at = usize::try_from(n).ok()?.checked_sub(1)?;
+        let statement = self.0.get(at)?;
+        self.0[..at]
+            .iter()
+            .all(|s| s.cannot_raise && s.one_line)
+            .then_some((statement.first, statement.last))
     }
 
     /// The names the statements before the one holding `line` always bind: each ran to

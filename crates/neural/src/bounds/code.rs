@@ -385,6 +385,13 @@ impl CodeFacts {
             })
     }
 
+    /// The lines where the run's event `n` stops, when the module's statements before it
+    /// each take one line event (see [`Body::straight_event`]).
+    pub(super) fn straight_event(&self, n: u32) -> Option<BTreeSet<u32>> {
+        let (first, last) = self.top_level.straight_event(n)?;
+        Some((first..=last).collect())
+    }
+
     /// The index of the top-level statement that holds `line`.
     pub(super) fn top_level_at(&self, line: u32) -> Option<usize> {
         self.top_level.at(line)
