@@ -1,5 +1,6 @@
-//! The bodies that run once, each statement in order and to its end: the module's, and a
-//! plain class body's. An event in one tells which statements have run and what they bound.
+//! The bodies whose statements run in order, each to its end: the module's and a plain
+//! class body's (once), a function's (once per activation, its loops inside its
+//! statements). An event in one tells which statements have run and what they bound.
 
 use std::collections::HashSet;
 

@@ -50,6 +50,9 @@ pub(super) struct Scope {
     pub(super) call: Option<CallNames>,
     /// A plain class body's statements: they run once each, in order, like the module's.
     pub(super) body: Option<Body>,
+    /// A function's top-level statements: by an event in one (not the call), each before
+    /// it has run to its end in that activation, whatever loops and branches it holds.
+    pub(super) statements: Option<Body>,
 }
 
 /// What kind of code a scope is.
@@ -163,6 +166,7 @@ impl CodeFacts {
             kind: ScopeKind::Module,
             call: None,
             body: None,
+            statements: None,
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
@@ -307,20 +311,29 @@ impl CodeFacts {
         holding.peek().is_none() || holding.any(|(i, s)| i == last || !s.cannot_raise)
     }
 
-    /// The names a frame of `function` must show at an `event` at `line` where it runs a
-    /// body once in order (the module, a plain class body): those the statements before
-    /// the one holding `line` always bind. None in a program that may unbind a name.
+    /// The names a frame of `function` must show at an `event` at `line`: those the
+    /// statements before the one holding `line` always bind, in the body it runs (the
+    /// module's, a plain class body's, a function's). None in a program that may unbind
+    /// a name; in a function, none that `global` or `nonlocal` declares or `del` unbinds.
     pub(super) fn required<'s>(
         &'s self,
         function: &str,
         event: StopKind,
         line: u32,
     ) -> impl Iterator<Item = &'s str> + use<'s> {
-        self.ordered_body(function, line)
-            .filter(|_| self.names_kept)
+        let (body, in_function) = match self.ordered_body(function, line) {
+            Some(body) => (Some(body), false),
+            None => (self.scope_at(function, line).and_then(|s| s.statements.as_ref()), true),
+        };
+        let unbound = if in_function {
+            &self.unbound.in_functions
+        } else {
+            &self.unbound.in_module
+        };
+        body.filter(|_| self.names_kept)
             .into_iter()
             .flat_map(move |body| body.required(event, line))
-            .filter(|name| !self.unbound.in_module.contains(*name))
+            .filter(move |name| !(unbound.contains(*name) || in_function && self.declared.contains(*name)))
     }
 
     /// The body that a frame of `function` stopped at `line` runs once, in order: the
@@ -329,10 +342,14 @@ impl CodeFacts {
         if function == MODULE {
             return Some(&self.top_level);
         }
+        self.scope_at(function, line)?.body.as_ref()
+    }
+
+    /// The one scope of `function` that holds `line`, if only one does.
+    fn scope_at(&self, function: &str, line: u32) -> Option<&Scope> {
         let mut scopes = self.scopes.iter().filter(|s| s.name == function && s.holds(line));
         let scope = scopes.next()?;
-        scopes.next().is_none().then_some(())?;
-        scope.body.as_ref()
+        scopes.next().is_none().then_some(scope)
     }
 
     /// The lines of the statement (or compound header) that holds `line`; `None` when
@@ -497,6 +514,7 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 },
                 call,
                 body: None,
+                statements: None,
             });
         }
         let mut cursor = node.walk();
@@ -546,6 +564,7 @@ fn narrow_to_bindings(
                     let mut own = effects::parameter_names(node, source);
                     if let Some(body) = body {
                         own.extend(effects::bound_names(body, source));
+                        scopes[at].statements = Some(Body::of(body, source));
                     }
                     functions.push((at, node.start_byte(), node.end_byte(), own));
                 }

@@ -152,3 +152,29 @@ fn a_def_bound_once_at_the_module_always_shows_its_repr() {
     let back = super::Guide::after(&again, Action::ReverseStepInto);
     assert!(back.admits(r#"<|return|>11 0 <module> <|vars|>{"Shop":"<class '__main__.Shop'>","restock":"None","stock":"2"} <|value|>"None""#));
 }
+
+#[test]
+fn a_function_shows_what_its_statements_before_this_one_bound() {
+    let code = "def total(items):\n    acc = 0\n    n = len(items)\n    for x in items:\n        acc += x\n    return acc / n\n\n\nprint(total([1, 2]))\n";
+    let bounds = after_one(
+        code,
+        r#"<|call|>1 1 total <|vars|>{"items":"[1, 2]"}"#,
+        Action::Breakpoint(6),
+    );
+    assert!(bounds.admits(r#"<|line|>6 1 total <|vars|>{"items":"..","acc":"3","n":"2","x":"2"}"#));
+    assert!(
+        bounds.admits(r#"<|line|>6 1 total <|vars|>{"items":"..","acc":"3","n":"2"}"#),
+        "the loop may never bind x"
+    );
+    assert!(
+        !bounds.admits(r#"<|line|>6 1 total <|vars|>{"items":"..","acc":"3","x":"2"}"#),
+        "n was bound before the loop"
+    );
+}
+
+#[test]
+fn a_function_need_not_show_a_name_it_declares_or_deletes() {
+    let code = "def f():\n    global seen\n    seen = 1\n    tmp = 2\n    del tmp\n    return seen\n\n\nf()\n";
+    let into = after_one(code, "<|call|>1 1 f <|vars|>{}", Action::Breakpoint(6));
+    assert!(into.admits("<|line|>6 1 f <|vars|>{}"));
+}

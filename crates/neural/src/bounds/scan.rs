@@ -444,7 +444,7 @@ impl<'b> Scan<'b> {
                 .as_deref()
                 .and_then(|f| self.bounds.call_names(f, self.line))
                 .is_none_or(|call| call.parameters.iter().all(|p| super::hidden(p) || written(p)));
-        // The module (a plain class body) shows what its statements before this one bound.
+        // The module (a plain class body, a function) shows what its statements before this one bound.
         let body_so_far = match (&self.bounds.facts, self.event, self.function.as_deref()) {
             (Some(facts), Some(event), Some(function)) => facts.required(function, event, self.line).all(written),
             _ => true,
