@@ -377,13 +377,16 @@ impl Bounds {
     }
 
     /// Whether a frame of `function` stopped with `event` at `line` can show a variable
-    /// named `key` (so far) besides the names it already showed (`shown`).
+    /// named `key` (so far) after the names this state wrote (`written`, in order) and
+    /// besides those it must or already did show (`taken`).
+    #[allow(clippy::too_many_arguments)] // where the frame stopped, and what the state wrote so far
     fn admits_key(
         &self,
         event: StopKind,
         function: &str,
         line: u32,
         key: &[u8],
+        written: &[Vec<u8>],
         taken: &dyn Fn(&[u8]) -> bool,
         whole: bool,
     ) -> bool {
@@ -391,9 +394,11 @@ impl Bounds {
             return true;
         };
         let fits = |n: &str| {
-            let shown = !hidden(n);
-            let n = n.as_bytes();
-            shown && (if whole { n == key } else { n.starts_with(key) }) && !taken(n)
+            let bytes = n.as_bytes();
+            !hidden(n)
+                && (if whole { bytes == key } else { bytes.starts_with(key) })
+                && !taken(bytes)
+                && facts.in_order(function, event, line, n, written)
         };
         if event == StopKind::Call
             && let Some(call) = self.call_names(function, line)
@@ -557,13 +562,20 @@ fn shapes(
     let generator = facts.may_be_generator(function, line);
     let returning = from.event == StopKind::Return;
     // The same frame's next event: a line the blocks lead to, or its return or exception.
+    // The module raises or returns only in the statement it stopped in.
+    let ends_at = (depth == 0 && from.event == StopKind::Line)
+        .then(|| facts.module_statement_run(line))
+        .flatten();
     let same_frame = || match facts.next_lines(from) {
         Some(lines) => vec![
             Shape {
                 lines: Some(lines),
                 ..Shape::frame_of(from, depth, Events::LINE)
             },
-            Shape::frame_of(from, depth, Events::RETURN.or(Events::EXCEPTION)),
+            Shape {
+                lines: ends_at.clone(),
+                ..Shape::frame_of(from, depth, Events::RETURN.or(Events::EXCEPTION))
+            },
         ],
         None => vec![Shape::frame_of(from, depth, Events::ANY.but(Events::CALL))],
     };

@@ -122,6 +122,16 @@ impl Body {
             .then_some((statement.first, statement.last))
     }
 
+    /// The index of the first statement that may bind `name`.
+    pub(super) fn first_binder(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|s| s.names.contains(name))
+    }
+
+    /// The index of the first statement that always binds `name` when it completes.
+    pub(super) fn certain_binder(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|s| s.certain.iter().any(|c| c == name))
+    }
+
     /// The names the statements before the one holding `line` always bind: each ran to
     /// its end, so an event there (not the call) shows them.
     pub(super) fn required(&self, event: StopKind, line: u32) -> impl Iterator<Item = &str> {

@@ -93,6 +93,7 @@ impl Scope {
 
 /// What the program's text says about every state of its runs.
 #[derive(Debug, Clone)]
+#[allow(clippy::struct_excessive_bools)] // independent facts about the text, each gating its own bounds
 pub struct CodeFacts {
     /// The module first, then every other scope in source order.
     pub(super) scopes: Vec<Scope>,
@@ -127,6 +128,10 @@ pub struct CodeFacts {
     pub(super) constants: HashMap<String, Vec<u8>>,
     /// Names a `global` statement lets a function bind in the module.
     pub(super) globals: HashSet<String>,
+    /// Whether the module's and plain class bodies' namespaces list their names in the
+    /// order their statements first bind them: names are kept, the module unbinds none
+    /// and nothing reaches its namespace from outside.
+    namespace_order: bool,
     /// What the whole program says about code that can run unseen.
     pub(super) program: Program,
     /// The module's top-level statements (the module runs each once, in this order).
@@ -184,12 +189,16 @@ impl CodeFacts {
             }
             _ => HashMap::new(),
         };
+        let namespace_order = names_kept
+            && unbound.as_ref().is_some_and(|u| u.in_module.is_empty())
+            && !renames.iter().any(|t| code.contains(t));
         Some(Self {
             scopes,
             code_lines,
             names_known,
             names_kept,
             unbound: unbound.unwrap_or_default(),
+            namespace_order,
             scalars_kept: names_known
                 && !["__repr__", "sys.modules", "import __main__"]
                     .iter()
@@ -336,6 +345,34 @@ impl CodeFacts {
             .filter(move |name| !(unbound.contains(*name) || in_function && self.declared.contains(*name)))
     }
 
+    /// Whether a frame of `function` at an `event` at `line` may show `name` after the
+    /// names `written` before it. A namespace lists a name where it was first bound, so
+    /// in a body run once in order (the module, a plain class body) a name an earlier
+    /// statement always binds comes before one that only later statements can bind: none
+    /// written so far may come after `name`, and every name the frame must show that
+    /// comes before it is written already (else the state could not be finished).
+    pub(super) fn in_order(&self, function: &str, event: StopKind, line: u32, name: &str, written: &[Vec<u8>]) -> bool {
+        let Some(body) = self.ordered_body(function, line).filter(|_| self.namespace_order) else {
+            return true;
+        };
+        // A name `global` lets a function bind may be bound before any statement binds it.
+        let first = |n: &str| {
+            (function != MODULE || !self.globals.contains(n))
+                .then(|| body.first_binder(n))
+                .flatten()
+        };
+        let after_written = body.certain_binder(name).is_none_or(|bound| {
+            written
+                .iter()
+                .all(|w| first(&String::from_utf8_lossy(w)).is_none_or(|f| f <= bound))
+        });
+        let missing_before = first(name).is_some_and(|f| {
+            self.required(function, event, line)
+                .any(|r| !written.iter().any(|w| w == r.as_bytes()) && body.certain_binder(r).is_some_and(|c| c < f))
+        });
+        after_written && !missing_before
+    }
+
     /// The body that a frame of `function` stopped at `line` runs once, in order: the
     /// module's, or the one plain class body of that name that holds `line`.
     fn ordered_body(&self, function: &str, line: u32) -> Option<&Body> {
@@ -407,6 +444,25 @@ impl CodeFacts {
     pub(super) fn straight_event(&self, n: u32) -> Option<BTreeSet<u32>> {
         let (first, last) = self.top_level.straight_event(n)?;
         Some((first..=last).collect())
+    }
+
+    /// The lines where the module, stopped by a line event at `line`, can raise or
+    /// return before its next line event: those of the statement holding `line` and of
+    /// any that start on a line it ends on (`a = 1; b = 2`). Every other statement starts
+    /// with a line event of its own.
+    pub(super) fn module_statement_run(&self, line: u32) -> Option<BTreeSet<u32>> {
+        let statements = &self.top_level.0;
+        let at = self.top_level.at(line)?;
+        let mut last = statements[at].last;
+        let mut lines: BTreeSet<u32> = (statements[at].first..=last).collect();
+        for s in &statements[at + 1..] {
+            if s.first > last {
+                break;
+            }
+            last = last.max(s.last);
+            lines.extend(s.first..=s.last);
+        }
+        Some(lines)
     }
 
     /// The index of the top-level statement that holds `line`.

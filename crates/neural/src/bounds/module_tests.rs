@@ -2,6 +2,8 @@
 
 use replayground_shared::Action;
 
+use replayground_shared::trace_lang::Direction;
+
 use super::Bounds;
 use super::tests::{after_one, trajectory};
 
@@ -177,4 +179,62 @@ fn a_function_need_not_show_a_name_it_declares_or_deletes() {
     let code = "def f():\n    global seen\n    seen = 1\n    tmp = 2\n    del tmp\n    return seen\n\n\nf()\n";
     let into = after_one(code, "<|call|>1 1 f <|vars|>{}", Action::Breakpoint(6));
     assert!(into.admits("<|line|>6 1 f <|vars|>{}"));
+}
+
+#[test]
+fn the_module_lists_its_names_in_the_order_its_statements_first_bind_them() {
+    let code = "scores = [3, 1]\n\n\ndef top(xs):\n    return max(xs)\n\n\nbest = top(scores)\nif best > 2:\n    flag = True\nprint(best)\n";
+    let mut prefix = trajectory(code, &[("<|end|>", None)]);
+    prefix.direction = Direction::Inverse;
+    let bounds = Bounds::after(&prefix, Action::ReverseStepInto);
+    let end = |vars: &str| format!("<|return|>11 0 <module> <|vars|>{{{vars}}} <|value|>\"None\"");
+    assert!(bounds.admits(&end(
+        r#""scores":"[3, 1]","top":"<function top>","best":"3","flag":"True""#
+    )));
+    assert!(
+        !bounds.admits(&end(
+            r#""top":"<function top>","scores":"[3, 1]","best":"3","flag":"True""#
+        )),
+        "scores is always bound before top"
+    );
+    assert!(
+        !bounds.admits(&end(
+            r#""scores":"[3, 1]","top":"<function top>","flag":"True","best":"3""#
+        )),
+        "best is always bound before the branch can bind flag"
+    );
+}
+
+#[test]
+fn a_name_is_refused_before_an_earlier_name_the_module_must_show() {
+    let code = "orders = [1, 2]\n\n\ndef total(rows):\n    return sum(rows)\n\n\ncount = total(orders)\nprint(count)\n";
+    let prefix = trajectory(code, &[("<|line|>1 0 <module> <|vars|>{}", None)]);
+    let bounds = Bounds::after(&prefix, Action::Jump(4));
+    let mut scan = bounds.scan();
+    assert!(scan.feed(br#"<|line|>9 0 <module> <|vars|>{""#));
+    assert!(
+        !scan.clone().feed(br#"total""#),
+        "orders must come first, and nothing can come before it once total is written"
+    );
+    assert!(scan.feed(br#"orders":"[1, 2]","total":"<function total>","count":"3"}"#));
+}
+
+#[test]
+fn a_step_from_a_module_line_raises_or_returns_only_in_that_statement() {
+    let code = "def f():\n    return 1\n\n\nx = f(); y = [\n    1,\n]\nz = x + y\nprint(z)\n";
+    let step = |from: &str, action| after_one(code, from, action);
+    let from_def = step("<|line|>1 0 <module> <|vars|>{}", Action::StepInto);
+    let mut scan = from_def.scan();
+    assert!(
+        !scan.feed(b"<|return|>9"),
+        "a later statement starts with its own line event"
+    );
+    assert!(from_def.admits(r#"<|exception|>1 0 <module> <|vars|>{} <|value|>"NameError('x')""#));
+    let from_x = step(r#"<|line|>5 0 <module> <|vars|>{"f":"<function f>"}"#, Action::StepOver);
+    for line in [5, 6] {
+        let exception =
+            format!(r#"<|exception|>{line} 0 <module> <|vars|>{{"f":"..","x":"1"}} <|value|>"MemoryError()""#);
+        assert!(from_x.admits(&exception), "{exception}");
+    }
+    assert!(!from_x.admits(r#"<|exception|>8 0 <module> <|vars|>{"f":"..","x":"1","y":"[1]"} <|value|>"TypeError()""#));
 }

@@ -415,7 +415,9 @@ impl<'b> Scan<'b> {
         let new_allowed = self.kept.is_none_or(|k| !k.appended || due.is_none());
         let taken = |name: &[u8]| self.keys.iter().any(|k| k == name) || kept.iter().any(|k| k == name);
         let frame_admits = |name: &[u8], whole: bool| match (&self.function, self.event) {
-            (Some(function), Some(event)) => self.bounds.admits_key(event, function, self.line, name, &taken, whole),
+            (Some(function), Some(event)) => self
+                .bounds
+                .admits_key(event, function, self.line, name, &self.keys, &taken, whole),
             _ => true,
         };
         // One name must meet every bound: a fresh one the frame can show (two names
