@@ -309,7 +309,7 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
 
 /// The worked examples the code LLM's prompt teaches with are what the real tracer and
 /// debugger write: each forward one replays from the program's first stop, each inverse
-/// one from its end, action by action, to the same states.
+/// one from the stop its first state shows, action by action, to the same states.
 #[tokio::test]
 async fn the_prompts_worked_examples_are_the_real_debuggers_states() {
     use replayground_server::neural::in_context::EXAMPLES;
@@ -320,16 +320,21 @@ async fn the_prompts_worked_examples_are_the_real_debuggers_states() {
     for example in EXAMPLES {
         let trajectory = trace_lang::parse(example).unwrap();
         let tree = StateTree::new(tracer.trace(&trajectory.code, "").await.unwrap()).unwrap();
+        let text = |state: &replayground_shared::State| trace_lang::state_text(state, None).unwrap();
+        let first = text(&trajectory.steps[0].state);
         let mut at = match trajectory.direction {
             Direction::Forward => tree.initial_stop(),
-            Direction::Inverse => Stop::End,
+            Direction::Inverse => (0..tree.len())
+                .map(Stop::Event)
+                .chain([Stop::End])
+                .find(|&stop| text(&tree.state(stop)) == first)
+                .expect("the inverse example starts at a stop of its run"),
         };
         let mut breakpoints = std::collections::BTreeSet::new();
         for (i, step) in trajectory.steps.iter().enumerate() {
             if let Some(action) = step.action {
                 at = tree.step(at, action, &mut breakpoints);
             }
-            let text = |state| trace_lang::state_text(state, None).unwrap();
             assert_eq!(text(&tree.state(at)), text(&step.state), "state {i} of\n{example}");
         }
     }

@@ -3,8 +3,8 @@
 //! Qwen2.5-Coder has never seen the trace language, so the prompt teaches it: a short
 //! description, four worked examples written by the real tracer (calls and returns;
 //! `step_return` from a call, over a comprehension's frame, to the `return` line with
-//! every local's final value, then from the module to its last statement; a breakpoint,
-//! `continue` and an exception; a trajectory written backwards from the end), then the program and its states so far. The answer is decoded under the same grammar and
+//! every local's final value; a breakpoint, `continue` and an exception; a trajectory
+//! written backwards), then the program and its states so far. The answer is decoded under the same grammar and
 //! bounds as the from-scratch model's ([`decode_state_line`]), so every finished answer
 //! parses and names only lines, frames and variables the program can have.
 //!
@@ -246,7 +246,7 @@ mod tests {
         }
         let header = header();
         assert!(header.ends_with("<|im_start|>assistant\n"), "{header}");
-        assert!(header.contains("<|inverse|>\n<|end|>\n<|reverse_step_into|>\n<|return|>10 0 <module>"));
+        assert!(header.contains("<|inverse|>\n<|line|>3 1 add_all"));
         assert!(header.contains("  3|     for n in nums:\n"), "{header}");
     }
 }
