@@ -454,15 +454,13 @@ impl CodeFacts {
         let statements = &self.top_level.0;
         let at = self.top_level.at(line)?;
         let mut last = statements[at].last;
-        let mut lines: BTreeSet<u32> = (statements[at].first..=last).collect();
         for s in &statements[at + 1..] {
             if s.first > last {
                 break;
             }
             last = last.max(s.last);
-            lines.extend(s.first..=s.last);
         }
-        Some(lines)
+        Some((statements[at].first..=last).collect())
     }
 
     /// The index of the top-level statement that holds `line`.
