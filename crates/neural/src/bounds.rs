@@ -22,8 +22,11 @@ use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
 
 mod body;
+mod builtins;
+mod calls;
 mod code;
 mod constants;
+mod decide;
 mod effects;
 mod flow;
 mod kept;
@@ -430,6 +433,12 @@ fn moves_forward(action: Action) -> bool {
     !action.is_reverse() && !matches!(action, Action::Jump(_))
 }
 
+/// Whether a frame of `function` runs the whole statement its line event stops at: not
+/// a lambda's or a comprehension's frame, which runs part of a line after its event.
+fn runs_the_statement(function: &str) -> bool {
+    function == MODULE || !function.starts_with('<')
+}
+
 /// A value as the trace language writes it inside a JSON string.
 fn json_contents(value: &str) -> Vec<u8> {
     let quoted = serde_json::to_string(value).expect("a string always serialises");
@@ -479,9 +488,7 @@ fn shapes(
             // a generator may return right after it resumed), or a callee's return. A
             // statement that surely calls the program's code is never just its line.
             Action::ReverseStepInto if from.event == StopKind::Return => {
-                // A lambda's or comprehension's frame runs part of the line, after its line.
-                let runs_the_statement = function == MODULE || !function.starts_with('<');
-                let own_line = if runs_the_statement && facts.surely_calls(line) {
+                let own_line = if runs_the_statement(function) && facts.surely_calls(function, line) {
                     Events::EXCEPTION
                 } else {
                     Events::LINE
@@ -566,7 +573,7 @@ fn shapes(
     let ends_at = (depth == 0 && from.event == StopKind::Line)
         .then(|| facts.module_statement_run(line))
         .flatten();
-    let same_frame = || match facts.next_lines(from) {
+    let same_frame_any = || match facts.next_lines(from) {
         Some(lines) => vec![
             Shape {
                 lines: Some(lines),
@@ -579,6 +586,14 @@ fn shapes(
         ],
         None => vec![Shape::frame_of(from, depth, Events::ANY.but(Events::CALL))],
     };
+    // A condition the state decides over plain values cannot raise: one branch.
+    let same_frame = || match facts.decided_lines(from) {
+        Some(lines) => vec![Shape {
+            lines: Some(lines),
+            ..Shape::frame_of(from, depth, Events::LINE)
+        }],
+        None => same_frame_any(),
+    };
     let mut shapes = match action {
         // A step from a return event goes on in the caller (or a call it makes next).
         Action::StepInto if returning => vec![
@@ -586,12 +601,29 @@ fn shapes(
             Shape::depths(depth + 1, depth + 1, Events::CALL),
         ],
         // Otherwise the very next event: a call one frame deeper (when the statement
-        // can make one), or this frame's.
+        // can make one), or this frame's. A statement that surely calls the program's
+        // code reaches that call first, unless it raises before.
         Action::StepInto => {
-            let mut shapes = same_frame();
+            let surely_calls =
+                from.event == StopKind::Line && runs_the_statement(function) && facts.surely_calls(function, line);
+            let mut shapes = if surely_calls {
+                vec![Shape {
+                    lines: facts.statement_lines(line),
+                    ..Shape::frame_of(from, depth, Events::EXCEPTION)
+                }]
+            } else {
+                same_frame()
+            };
+            let first = surely_calls.then(|| facts.first_callee(function, line)).flatten();
             if from.event != StopKind::Line {
                 shapes.push(Shape::depths(depth + 1, depth + 1, Events::CALL));
-            } else if facts.may_call(function, line) {
+            } else if let Some((callee, at)) = first {
+                shapes.push(Shape {
+                    function: Some(callee),
+                    lines: Some(BTreeSet::from([at])),
+                    ..Shape::callee(depth, Events::CALL, facts.statement_lines(line))
+                });
+            } else if surely_calls || facts.may_call(function, line) {
                 shapes.push(Shape::callee(depth, Events::CALL, facts.statement_lines(line)));
             }
             shapes
@@ -613,5 +645,7 @@ fn shapes(
 mod frame_tests;
 #[cfg(test)]
 mod module_tests;
+#[cfg(test)]
+mod step_tests;
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use replayground_shared::StopKind;
 use replayground_shared::trace_lang;
-use replayground_shared::{State, StopKind};
 use tree_sitter::Node;
 
 use super::body::Body;
@@ -23,7 +23,12 @@ const ITERATOR_ARGUMENT: &str = ".0";
 
 /// Identifiers that let a program bind names its text never writes: a frame's names
 /// cannot be bounded in a program that uses one.
-const DYNAMIC_NAMES: [&str; 6] = ["globals", "locals", "vars", "exec", "eval", "setattr"];
+const DYNAMIC_NAMES: [&str; 5] = ["globals", "locals", "vars", "exec", "eval"];
+
+/// How a program reaches its own module object, whose attributes are its globals:
+/// `setattr` on anything else (an instance, a class once its body ran, a function)
+/// binds no name a frame shows.
+const MODULE_OBJECT: [&str; 5] = ["__main__", "sys.modules", "importlib", "__import__", "getmodule"];
 
 /// One scope a frame can run: where it is and what it can bind.
 #[derive(Debug, Clone)]
@@ -255,13 +260,6 @@ impl CodeFacts {
             .is_none_or(|e| e.may_run_program_code(&self.program))
     }
 
-    /// Whether the statement at `line` surely calls a function of the program (see
-    /// [`flow::surely_calls`]): false when the code cannot tell.
-    pub(super) fn surely_calls(&self, line: u32) -> bool {
-        let plain = |name: &str| self.program.plain_functions.contains(name);
-        self.names_known && flow::surely_calls(self.tree.root_node(), self.source.as_bytes(), line, &plain)
-    }
-
     /// The names in `shown` that running `effects`' statements leaves as they were (never
     /// one they bind, nor one `global` or `nonlocal` lets another frame bind): every such
     /// name when they run nothing but builtins that change nothing and no code the step
@@ -403,18 +401,6 @@ impl CodeFacts {
         bound.chain(&self.declared).map(|n| n.as_bytes().to_vec()).collect()
     }
 
-    /// The lines the same frame's next line event can be at after `from` (a line or
-    /// call event), when the code's blocks tell.
-    pub(super) fn next_lines(&self, from: &State) -> Option<BTreeSet<u32>> {
-        let (line, function) = (from.line?, from.function.as_deref()?);
-        let (root, source) = (self.tree.root_node(), self.source.as_bytes());
-        match from.event {
-            StopKind::Line => flow::after_line(root, source, function, line),
-            StopKind::Call if !self.may_be_generator(function, line) => flow::after_call(root, source, function, line),
-            _ => None,
-        }
-    }
-
     /// Whether an event of `kind` can happen at `line`: any line of code, and for a call
     /// only where a frame starts.
     pub(super) fn can_stop(&self, kind: StopKind, line: u32) -> bool {
@@ -497,11 +483,13 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
     // Every identifier is added afterwards to each scope whose span holds it.
     let mut identifiers: Vec<(usize, String)> = Vec::new();
     let mut spans: Vec<(usize, usize, usize)> = vec![(0, 0, source.len())];
+    let text = String::from_utf8_lossy(source);
+    let module_object = MODULE_OBJECT.iter().any(|m| text.contains(m));
     while let Some(node) = stack.pop() {
         let kind = node.kind();
         if kind == "identifier" {
             let text = node.utf8_text(source).unwrap_or_default().to_owned();
-            if DYNAMIC_NAMES.contains(&text.as_str()) {
+            if DYNAMIC_NAMES.contains(&text.as_str()) || (text == "setattr" && module_object) {
                 *names_known = false;
             }
             identifiers.push((node.start_byte(), text));

@@ -6,81 +6,9 @@ use std::collections::{BTreeSet, HashSet};
 
 use tree_sitter::Node;
 
+use super::builtins::{PLAIN_BASES, PURE_BUILTINS, QUIET_DUNDERS};
 use super::line_of;
 use super::literal;
-
-/// Builtins that change no variable and no object they are given (they may read them).
-const PURE_BUILTINS: [&str; 36] = [
-    "abs",
-    "all",
-    "any",
-    "bin",
-    "bool",
-    "chr",
-    "dict",
-    "divmod",
-    "enumerate",
-    "float",
-    "format",
-    "frozenset",
-    "hash",
-    "hex",
-    "id",
-    "int",
-    "isinstance",
-    "len",
-    "list",
-    "max",
-    "min",
-    "oct",
-    "ord",
-    "pow",
-    "print",
-    "range",
-    "repr",
-    "reversed",
-    "round",
-    "set",
-    "sorted",
-    "str",
-    "sum",
-    "tuple",
-    "type",
-    "zip",
-];
-
-/// Builtin classes whose subclasses keep the plain `<class '__main__.Name'>` repr.
-const PLAIN_BASES: [&str; 25] = [
-    "object",
-    "Exception",
-    "BaseException",
-    "ValueError",
-    "TypeError",
-    "KeyError",
-    "IndexError",
-    "LookupError",
-    "RuntimeError",
-    "ArithmeticError",
-    "ZeroDivisionError",
-    "AttributeError",
-    "NameError",
-    "NotImplementedError",
-    "StopIteration",
-    "AssertionError",
-    "OSError",
-    "dict",
-    "list",
-    "tuple",
-    "set",
-    "int",
-    "float",
-    "str",
-    "frozenset",
-];
-
-/// Dunder methods a program may define without operators running its code in a way a
-/// step over would hide.
-const QUIET_DUNDERS: [&str; 3] = ["__init__", "__repr__", "__str__"];
 
 /// A name a statement binds in its frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +65,7 @@ impl Effects {
 
 /// What the whole program's text says about code that statements can run unseen.
 #[derive(Debug, Clone, Default)]
+#[allow(clippy::struct_excessive_bools)] // independent facts about the text, each gating its own bounds
 pub(crate) struct Program {
     /// Every name the program binds somewhere (a builtin it shadows is not the builtin).
     pub(crate) bound: HashSet<String>,
@@ -146,6 +75,13 @@ pub(crate) struct Program {
     pub(crate) hidden_code: bool,
     /// Whether they can run any of the program's code: any special method at all.
     pub(crate) special_methods: bool,
+    /// Whether a builtin handed plain values, an operator or an attribute can start a
+    /// frame of the program's: it defines special methods besides `__init__` (which only
+    /// a call of its class runs), properties, generators or generator expressions.
+    pub(crate) implicit_calls: bool,
+    /// Whether an operator or a truth test can run the program's code: it defines
+    /// special methods besides `__init__`, `__repr__` and `__str__`.
+    pub(crate) operator_methods: bool,
     /// Names that can only mean one function of the program whose call the tracer always
     /// sees: bound once in the whole text, by a top-level `def` that is not decorated,
     /// `async` or a generator, and never a parameter.
@@ -153,6 +89,11 @@ pub(crate) struct Program {
 }
 
 impl Program {
+    /// Whether `name` is a builtin that changes nothing, and the program never rebinds it.
+    pub(crate) fn pure_builtin(&self, name: &str) -> bool {
+        PURE_BUILTINS.contains(&name) && !self.bound.contains(name)
+    }
+
     pub(crate) fn new(root: Node<'_>, source: &[u8]) -> Self {
         let mut program = Self::default();
         let mut everything = Effects::default();
@@ -165,12 +106,16 @@ impl Program {
                     let generator = yields(node);
                     program.hidden_code |= (dunder && !QUIET_DUNDERS.contains(&name)) || generator;
                     program.special_methods |= dunder || generator;
+                    program.implicit_calls |= (dunder && name != "__init__") || generator;
+                    program.operator_methods |= dunder && !QUIET_DUNDERS.contains(&name);
                 }
+                "generator_expression" => program.implicit_calls = true,
                 "decorator" => {
                     let decorator = text(Some(node), source);
                     if decorator.contains("property") || decorator.contains(".setter") {
                         program.hidden_code = true;
                         program.special_methods = true;
+                        program.implicit_calls = true;
                     }
                 }
                 "parameters" | "lambda_parameters" => {

@@ -23,7 +23,7 @@ fn union(a: Lines, b: Lines) -> Lines {
     Some(a)
 }
 
-fn span(node: Node<'_>) -> BTreeSet<u32> {
+pub(super) fn span(node: Node<'_>) -> BTreeSet<u32> {
     (line_of(node.start_position().row)..=line_of(node.end_position().row)).collect()
 }
 
@@ -33,7 +33,7 @@ fn again(lines: BTreeSet<u32>) -> BTreeSet<u32> {
     if lines.len() > 1 { lines } else { BTreeSet::new() }
 }
 
-fn is_statement(node: Node<'_>) -> bool {
+pub(super) fn is_statement(node: Node<'_>) -> bool {
     let kind = node.kind();
     node.is_named()
         && (kind.ends_with("_statement")
@@ -48,7 +48,7 @@ fn statements(block: Node<'_>) -> Vec<Node<'_>> {
     block.named_children(&mut cursor).filter(|n| is_statement(*n)).collect()
 }
 
-fn field<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
+pub(super) fn field<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
     node.child_by_field_name(name)
 }
 
@@ -223,34 +223,52 @@ fn after_simple(statement: Node<'_>) -> Lines {
     }
 }
 
+/// An `if` statement's parts (its own header, then each `elif` and `else` clause), each
+/// with its block.
+fn if_parts(statement: Node<'_>) -> Vec<(Node<'_>, Option<Node<'_>>)> {
+    let mut parts = vec![(statement, field(statement, "consequence"))];
+    for clause in clauses(statement, &["elif_clause", "else_clause"]) {
+        parts.push((clause, clause_block(clause)));
+    }
+    parts
+}
+
+/// Where control goes when the condition of `parts[k]` of the `if` statement is false:
+/// the next `elif`'s header, the `else` block, or past the statement.
+fn past_part(statement: Node<'_>, parts: &[(Node<'_>, Option<Node<'_>>)], k: usize) -> Lines {
+    match parts.get(k + 1) {
+        Some((next, block)) if next.kind() == "elif_clause" => Some(header(*next, *block)),
+        Some((_, block)) => entry_of(*block),
+        None => next_of(statement),
+    }
+}
+
+/// Where control goes when a loop ends by its own test: its `else` block, or past it.
+fn past_loop(statement: Node<'_>) -> Lines {
+    match clauses(statement, &["else_clause"]).first() {
+        Some(clause) => entry_of(clause_block(*clause)),
+        None => next_of(statement),
+    }
+}
+
 /// Where a line event at `line` of the compound `statement` (in its header) leads.
 fn after_header(statement: Node<'_>, line: u32) -> Lines {
     let body = field(statement, "body");
     match statement.kind() {
         "if_statement" => {
-            let mut parts = vec![(statement, field(statement, "consequence"))];
-            for clause in clauses(statement, &["elif_clause", "else_clause"]) {
-                parts.push((clause, clause_block(clause)));
-            }
+            let parts = if_parts(statement);
             let k = parts.iter().position(|(p, b)| header(*p, *b).contains(&line))?;
             let (part, block) = parts[k];
             if part.kind() == "else_clause" {
                 return None;
             }
-            let otherwise = match parts.get(k + 1) {
-                Some((next, block)) if next.kind() == "elif_clause" => Some(header(*next, *block)),
-                Some((_, block)) => entry_of(*block),
-                None => next_of(statement),
-            };
+            let otherwise = past_part(statement, &parts, k);
             union(union(Some(again(header(part, block))), entry_of(block)), otherwise)
         }
-        "for_statement" | "while_statement" => {
-            let otherwise = match clauses(statement, &["else_clause"]).first() {
-                Some(clause) => entry_of(clause_block(*clause)),
-                None => next_of(statement),
-            };
-            union(union(Some(again(header(statement, body))), entry_of(body)), otherwise)
-        }
+        "for_statement" | "while_statement" => union(
+            union(Some(again(header(statement, body))), entry_of(body)),
+            past_loop(statement),
+        ),
         "with_statement" | "try_statement" => union(Some(again(header(statement, body))), entry_of(body)),
         "function_definition" | "class_definition" | "decorated_definition" => {
             union(Some(again(header_of(statement))), next_of(statement))
@@ -259,8 +277,42 @@ fn after_header(statement: Node<'_>, line: u32) -> Lines {
     }
 }
 
+/// Where a line event at a one-line `if`, `elif` or `while` header leads when `decide`
+/// tells its condition's value: into its block, or past it (the next clause, the `else`
+/// block, or what follows the statement). `None` when it does not tell.
+pub(super) fn after_decided(root: Node<'_>, line: u32, decide: &dyn Fn(Node<'_>) -> Option<bool>) -> Lines {
+    let statement = *statements_at(root, line).last()?;
+    // A block on its header's own line fires no line event of its own.
+    let below = |block: Option<Node<'_>>| block.is_some_and(|b| line_of(b.start_position().row) > line);
+    match statement.kind() {
+        "if_statement" => {
+            let parts = if_parts(statement);
+            let k = parts.iter().position(|(p, b)| header(*p, *b).contains(&line))?;
+            let (part, block) = parts[k];
+            if part.kind() == "else_clause" || !below(block) || line_of(part.start_position().row) != line {
+                return None;
+            }
+            if decide(field(part, "condition")?)? {
+                return entry_of(block);
+            }
+            past_part(statement, &parts, k)
+        }
+        "while_statement" => {
+            let body = field(statement, "body");
+            if !below(body) || line_of(statement.start_position().row) != line {
+                return None;
+            }
+            if decide(field(statement, "condition")?)? {
+                return entry_of(body);
+            }
+            past_loop(statement)
+        }
+        _ => None,
+    }
+}
+
 /// The statements whose lines hold `line`, outermost first.
-fn statements_at(root: Node<'_>, line: u32) -> Vec<Node<'_>> {
+pub(super) fn statements_at(root: Node<'_>, line: u32) -> Vec<Node<'_>> {
     let mut chain = Vec::new();
     let mut node = root;
     'descend: loop {
@@ -395,79 +447,6 @@ pub(super) fn ran_lines(root: Node<'_>, line: u32) -> Lines {
     }
     let header = header_of(deepest);
     header.contains(&line).then_some(header)
-}
-
-/// Whether the simple statement at `line`, alone on its line, surely calls a function
-/// `plain` names before it completes, unless it raises first: a call by name on a path
-/// every evaluation of it takes (its value, an argument, an operand; never behind `and`,
-/// `or`, `if`, a lambda or a comprehension). So the frame's next event after its line
-/// event is never its return.
-pub(super) fn surely_calls(root: Node<'_>, source: &[u8], line: u32, plain: &dyn Fn(&str) -> bool) -> bool {
-    let Some(statement) = alone_on(root, line) else {
-        return false;
-    };
-    let mut stack = vec![statement];
-    while let Some(node) = stack.pop() {
-        let callee = node.child_by_field_name("function");
-        if node.kind() == "call"
-            && callee.is_some_and(|c| c.kind() == "identifier" && plain(c.utf8_text(source).unwrap_or_default()))
-        {
-            return true;
-        }
-        let always_evaluated: Vec<Node<'_>> = match node.kind() {
-            "assignment" | "augmented_assignment" => node.child_by_field_name("right").into_iter().collect(),
-            "keyword_argument" => node.child_by_field_name("value").into_iter().collect(),
-            "expression_statement"
-            | "return_statement"
-            | "call"
-            | "argument_list"
-            | "binary_operator"
-            | "unary_operator"
-            | "parenthesized_expression"
-            | "tuple"
-            | "list"
-            | "expression_list"
-            | "subscript"
-            | "attribute" => {
-                let mut cursor = node.walk();
-                node.named_children(&mut cursor).collect()
-            }
-            _ => Vec::new(),
-        };
-        stack.extend(always_evaluated);
-    }
-    false
-}
-
-/// The expression or `return` statement written on `line` alone: no other statement
-/// and no compound statement's header shares it, and it spans no other line.
-fn alone_on(root: Node<'_>, line: u32) -> Option<Node<'_>> {
-    let chain = statements_at(root, line);
-    let (&statement, outer) = chain.split_last()?;
-    let shares_line = |sibling: Option<Node<'_>>| sibling.is_some_and(|s| is_statement(s) && span(s).contains(&line));
-    let alone = span(statement).len() == 1
-        && !outer.iter().any(|o| line_of(o.start_position().row) == line)
-        && !shares_line(statement.prev_named_sibling())
-        && !shares_line(statement.next_named_sibling());
-    (alone && matches!(statement.kind(), "expression_statement" | "return_statement")).then_some(statement)
-}
-
-/// The top-level statement on `line` when it is `NAME = F(...)` alone on its line, with
-/// `F` a name `plain` accepts: `NAME` and `F`. When it completes, `NAME` holds what `F`
-/// returned, and `F`'s return was the module's last event before it.
-pub(super) fn assigned_call(
-    root: Node<'_>,
-    source: &[u8],
-    line: u32,
-    plain: &dyn Fn(&str) -> bool,
-) -> Option<(String, String)> {
-    let statement = alone_on(root, line).filter(|s| s.parent().is_some_and(|p| p.id() == root.id()))?;
-    let assignment = statement.named_child(0).filter(|a| a.kind() == "assignment")?;
-    let (left, right) = (field(assignment, "left")?, field(assignment, "right")?);
-    let callee = field(right, "function").filter(|_| right.kind() == "call")?;
-    let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default().to_owned();
-    let named = left.kind() == "identifier" && callee.kind() == "identifier" && plain(&words(callee));
-    (named && assignment.child_by_field_name("type").is_none()).then(|| (words(left), words(callee)))
 }
 
 /// The lines of the top-level function `name`'s own `return VALUE` statements (not a

@@ -7,7 +7,7 @@ use replayground_shared::trace_lang;
 use replayground_shared::{Action, State, StopKind};
 
 use super::names::Unbound;
-use super::{Bounds, Events, Shape, code, flow, hidden, json_contents};
+use super::{Bounds, Events, Shape, calls, code, flow, hidden, json_contents};
 
 /// Names a frame showed before and must show again, in the same order.
 #[derive(Debug, Clone)]
@@ -218,7 +218,7 @@ impl Bounds {
         };
         let (root, source) = (facts.tree.root_node(), facts.source.as_bytes());
         let plain = |name: &str| facts.program.plain_functions.contains(name);
-        let Some((name, callee)) = flow::assigned_call(root, source, line, &plain) else {
+        let Some((name, callee)) = calls::assigned_call(root, source, line, &plain) else {
             return;
         };
         let shown = trace_lang::shown_vars(from);

@@ -581,18 +581,18 @@ d = half(1); e = 2
 print(half(2))
 ";
     let facts = CodeFacts::new(code).expect("parses");
-    let surely: Vec<u32> = (1..=18).filter(|&line| facts.surely_calls(line)).collect();
+    let surely: Vec<u32> = (1..=18).filter(|&line| facts.surely_calls(MODULE, line)).collect();
     assert_eq!(
         surely,
-        vec![14, 18],
-        "not a generator, a comprehension, a one-line if or a shared line"
+        vec![14, 16, 18],
+        "not a generator, a one-line if or a shared line; a comprehension runs its own frame"
     );
     let shadowed = "def f(x):\n    return x\n\n\ndef g(f):\n    return f(1)\n\n\ny = g(f)\n";
     let facts = CodeFacts::new(shadowed).expect("parses");
-    assert!(!facts.surely_calls(6), "a parameter named f may be anything");
-    assert!(facts.surely_calls(9));
+    assert!(!facts.surely_calls("g", 6), "a parameter named f may be anything");
+    assert!(facts.surely_calls(MODULE, 9));
     let rebound = "def f(x):\n    return x\n\n\nf = print\ny = f(1)\n";
-    assert!(!CodeFacts::new(rebound).expect("parses").surely_calls(6));
+    assert!(!CodeFacts::new(rebound).expect("parses").surely_calls(MODULE, 6));
 
     let inline = "def f(x):\n    return x\n\n\ny = f(1) + (lambda: 2)() + sum([n for n in (3,)])\n";
     for frame in ["<lambda>", "<listcomp>"] {
