@@ -111,10 +111,17 @@ impl InContextDebugger {
 
     /// The cache and logits after `ids`, reading only what the prompts before it did not hold.
     fn read_prompt(&mut self, ids: &[u32]) -> anyhow::Result<(KvCache, Vec<f32>)> {
+        let started = std::time::Instant::now();
         let read = self
             .prompts
             .read(self.llm.model(), ids, &AtomicBool::new(false))?
             .expect("never cancelled");
+        tracing::debug!(
+            tokens = ids.len(),
+            read = ids.len() - read.reused,
+            seconds = started.elapsed().as_secs_f64(),
+            "prompt read"
+        );
         Ok((read.cache, read.logits.to_vec1::<f32>()?))
     }
 }
@@ -180,7 +187,8 @@ impl Engine for InContextDebugger {
             cache,
             prompt: &ids,
         };
-        decode_state_line(
+        let started = std::time::Instant::now();
+        let prediction = decode_state_line(
             first,
             &mut reader,
             Some(&|text| Ok(llm.encode(text)?)),
@@ -189,7 +197,13 @@ impl Engine for InContextDebugger {
             sampling,
             budget,
             on_text,
-        )
+        )?;
+        tracing::debug!(
+            tokens = prediction.tokens,
+            seconds = started.elapsed().as_secs_f64(),
+            "answer decoded"
+        );
+        Ok(prediction)
     }
 }
 
