@@ -105,6 +105,9 @@ pub struct Bounds {
     /// seen (the statement's index) and whether the answer is later in the run (forward)
     /// or earlier (backward), when every action since says so.
     module_since: Option<(usize, Direction)>,
+    /// Stepping back one event from the module's line event at a simple one-line
+    /// statement: the statement before it, where the module's answer must be.
+    module_back: Option<usize>,
 }
 
 impl Bounds {
@@ -117,6 +120,7 @@ impl Bounds {
             end_possible: true,
             callee_value: None,
             module_since: None,
+            module_back: None,
         }
     }
 
@@ -161,6 +165,14 @@ impl Bounds {
         if let (Some(m), Some(facts)) = (module, &bounds.facts) {
             let at = prefix.steps[m].state.line.and_then(|line| facts.top_level_at(line));
             bounds.module_since = at.zip(since);
+        }
+        let one_back = matches!(action, Action::ReverseStepInto | Action::ReverseStepOver);
+        if let (Some(from), Some(facts), true) =
+            (from, &bounds.facts, one_back && prefix.direction == Direction::Inverse)
+            && from.depth == Some(0)
+            && from.event == StopKind::Line
+        {
+            bounds.module_back = from.line.and_then(|line| facts.top_level.ran_last_before(line));
         }
         if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction) && since == Some(Direction::Forward))
             && let Some(mut kept) =
@@ -209,6 +221,7 @@ impl Bounds {
             shapes,
             kept: Vec::new(),
             module_since: None,
+            module_back: None,
             callee_value: None,
             end_possible: !(direction == Direction::Inverse && from.is_some_and(|f| f.event == StopKind::End)),
         };
@@ -332,7 +345,7 @@ impl Bounds {
         }
         let in_order = || match (self.module_since, facts.top_level_at(line)) {
             (Some((since, Direction::Forward)), Some(at)) => at >= since,
-            (Some((since, Direction::Inverse)), Some(at)) => at <= since,
+            (Some((since, Direction::Inverse)), Some(at)) => at <= since && self.module_back.is_none_or(|b| at == b),
             _ => true,
         };
         let module_returns = || event != StopKind::Return || facts.module_may_return_at(line);

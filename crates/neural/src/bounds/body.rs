@@ -39,6 +39,8 @@ pub(super) struct Statement {
     /// Every instruction it runs is on its first line, so it takes one line event: a
     /// statement on one line, or a `def` whose parameters end on its first line.
     one_line: bool,
+    /// It compiles to nothing an event fires on (a docstring, `pass`, `global`).
+    silent: bool,
 }
 
 impl Statement {
@@ -76,6 +78,7 @@ impl Body {
                     _ => Form::Simple,
                 },
                 cannot_raise: flow::cannot_raise(s),
+                silent: flow::is_silent(s),
                 one_line: s.start_position().row == s.end_position().row
                     || (s.kind() == "function_definition"
                         && s.child_by_field_name("parameters")
@@ -120,6 +123,17 @@ impl Body {
             .iter()
             .all(|s| s.cannot_raise && s.one_line)
             .then_some((statement.first, statement.last))
+    }
+
+    /// Stepping back one event of this body's frame from a line event at `line`, the
+    /// first line of a simple statement on one line (which has run nothing yet): the
+    /// statement before it, which ran last, when it fires events of its own.
+    pub(super) fn ran_last_before(&self, line: u32) -> Option<usize> {
+        let at = self.at(line)?;
+        let statement = &self.0[at];
+        let fresh = statement.form == Form::Simple && statement.one_line && line == statement.first;
+        let previous = at.checked_sub(1)?;
+        (fresh && !self.0[previous].silent).then_some(previous)
     }
 
     /// The index of the first statement that may bind `name`.

@@ -75,7 +75,7 @@ fn header(statement: Node<'_>, body: Option<Node<'_>>) -> BTreeSet<u32> {
 }
 
 /// Whether a statement compiles to nothing a line event could fire on.
-fn is_silent(statement: Node<'_>) -> bool {
+pub(super) fn is_silent(statement: Node<'_>) -> bool {
     match statement.kind() {
         "global_statement" | "nonlocal_statement" | "pass_statement" => true,
         "expression_statement" => {

@@ -2,6 +2,7 @@
 //! surely makes first, and the branch a condition the state decides takes.
 
 use replayground_shared::Action;
+use replayground_shared::trace_lang::Direction;
 
 use super::tests::after_one;
 use super::*;
@@ -126,4 +127,25 @@ fn a_condition_the_state_decides_takes_one_branch() {
         Action::StepOver,
     );
     assert!(over.admits(r#"<|line|>4 1 count <|vars|>{"k":"..","i":".."}"#));
+}
+
+#[test]
+fn stepping_back_from_a_fresh_module_statement_reaches_the_one_before() {
+    let code = "def total(xs):\n    return sum(xs)\n\n\norders = [1, 2]\ncount = total(orders)\ndone = count > 2\nprint(done)\n";
+    let at_7 = r#"<|line|>7 0 <module> <|vars|>{"total":"<function total>","orders":"[1, 2]","count":"3"}"#;
+    let back = |action: Action| {
+        let mut t = super::tests::trajectory(code, &[(at_7, None)]);
+        t.direction = Direction::Inverse;
+        Bounds::after(&t, action)
+    };
+    let over = back(Action::ReverseStepOver);
+    assert!(over.admits(r#"<|line|>6 0 <module> <|vars|>{"total":"..","orders":".."}"#));
+    assert!(
+        !over.admits(r#"<|line|>5 0 <module> <|vars|>{"total":".."}"#),
+        "line 6 ran between"
+    );
+    assert!(!over.admits(r#"<|line|>7 0 <module> <|vars|>{"total":"..","orders":"..","count":".."}"#));
+    let into = back(Action::ReverseStepInto);
+    assert!(into.admits(r#"<|return|>2 1 total <|vars|>{"xs":"[1, 2]"} <|value|>"3""#));
+    assert!(!into.admits(r#"<|line|>5 0 <module> <|vars|>{"total":".."}"#));
 }
