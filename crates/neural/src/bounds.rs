@@ -446,6 +446,14 @@ fn moves_forward(action: Action) -> bool {
     !action.is_reverse() && !matches!(action, Action::Jump(_))
 }
 
+/// The line of the module's one-line simple statement that ran just before `from`, the
+/// module's line event at a simple statement on one line, which has run nothing yet.
+fn module_statement_before(facts: &CodeFacts, from: &State) -> Option<u32> {
+    let fresh = from.depth == Some(0) && from.event == StopKind::Line;
+    let before = fresh.then(|| facts.top_level.ran_last_before(from.line?)).flatten()?;
+    facts.top_level.simple_line(before)
+}
+
 /// Whether a frame of `function` runs the whole statement its line event stops at: not
 /// a lambda's or a comprehension's frame, which runs part of a line after its event.
 fn runs_the_statement(function: &str) -> bool {
@@ -520,6 +528,24 @@ fn shapes(
                     shapes.push(Shape::callee(depth, Events::RETURN, facts.statement_lines(line)));
                 }
                 shapes
+            }
+            // Before the module's line event at a fresh simple statement: the last event
+            // of the one-line simple statement before it, which cannot have raised: its
+            // line, or the return of the last call it made.
+            Action::ReverseStepInto if let Some(before) = module_statement_before(facts, from) => {
+                let lines = Some(BTreeSet::from([before]));
+                let own_line = Shape {
+                    lines: lines.clone(),
+                    ..Shape::frame_of(from, 0, Events::LINE)
+                };
+                let callee_return = Shape::callee(0, Events::RETURN, lines);
+                if facts.surely_calls(MODULE, before) {
+                    vec![callee_return]
+                } else if facts.may_call(MODULE, before) {
+                    vec![own_line, callee_return]
+                } else {
+                    vec![own_line]
+                }
             }
             // Before a line event: its own frame's call (or resumption), an earlier line,
             // an exception it caught, or the return of a call it made.

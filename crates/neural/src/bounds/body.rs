@@ -136,6 +136,12 @@ impl Body {
         (fresh && !self.0[previous].silent).then_some(previous)
     }
 
+    /// The line of statement `index` when it is simple and on one line.
+    pub(super) fn simple_line(&self, index: usize) -> Option<u32> {
+        let statement = self.0.get(index)?;
+        (statement.form == Form::Simple && statement.one_line).then_some(statement.first)
+    }
+
     /// The index of the first statement that may bind `name`.
     pub(super) fn first_binder(&self, name: &str) -> Option<usize> {
         self.0.iter().position(|s| s.names.contains(name))

@@ -149,3 +149,27 @@ fn stepping_back_from_a_fresh_module_statement_reaches_the_one_before() {
     assert!(into.admits(r#"<|return|>2 1 total <|vars|>{"xs":"[1, 2]"} <|value|>"3""#));
     assert!(!into.admits(r#"<|line|>5 0 <module> <|vars|>{"total":".."}"#));
 }
+
+#[test]
+fn stepping_back_into_the_statement_before_reaches_its_line_or_its_last_call() {
+    let code = "def total(xs):\n    return sum(xs)\n\n\norders = [1, 2]\ncount = total(orders)\ndone = count > 2\nprint(done)\n";
+    let back = |from: &str| {
+        let mut t = super::tests::trajectory(code, &[(from, None)]);
+        t.direction = Direction::Inverse;
+        Bounds::after(&t, Action::ReverseStepInto)
+    };
+    let into = back(r#"<|line|>7 0 <module> <|vars|>{"total":"<function total>","orders":"[1, 2]","count":"3"}"#);
+    assert!(into.admits(r#"<|return|>2 1 total <|vars|>{"xs":"[1, 2]"} <|value|>"3""#));
+    assert!(
+        !into.admits(r#"<|line|>6 0 <module> <|vars|>{"total":"..","orders":".."}"#),
+        "line 6 called total after its line event"
+    );
+    let into = back(
+        r#"<|line|>8 0 <module> <|vars|>{"total":"<function total>","orders":"[1, 2]","count":"3","done":"True"}"#,
+    );
+    assert!(into.admits(r#"<|line|>7 0 <module> <|vars|>{"total":"..","orders":"..","count":".."}"#));
+    assert!(
+        !into.admits(r#"<|return|>2 1 total <|vars|>{"xs":"[1, 2]"} <|value|>"3""#),
+        "line 7 calls nothing"
+    );
+}
