@@ -612,7 +612,7 @@ fn shapes(
     let ends_at = (depth == 0 && from.event == StopKind::Line)
         .then(|| facts.module_statement_run(line))
         .flatten();
-    let same_frame_any = || match facts.next_lines(from) {
+    let same_frame_any = || match facts.flow_lines(from) {
         Some(lines) => vec![
             Shape {
                 lines: Some(lines),

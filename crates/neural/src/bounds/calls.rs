@@ -97,7 +97,12 @@ pub(super) fn surely_calls(root: Node<'_>, source: &[u8], line: u32, plain: &dyn
 /// evaluated (which may raise), its body runs in a frame of its own, so its line event is
 /// followed by that frame's call.
 pub(super) fn starts_class(root: Node<'_>, line: u32) -> bool {
-    statements_at(root, line).iter().any(|s| {
+    class_starting(root, line).is_some()
+}
+
+/// The undecorated `class` statement that starts on `line`.
+fn class_starting(root: Node<'_>, line: u32) -> Option<Node<'_>> {
+    statements_at(root, line).into_iter().find(|s| {
         s.kind() == "class_definition"
             && line_of(s.start_position().row) == line
             && s.parent().is_none_or(|p| p.kind() != "decorated_definition")
@@ -121,12 +126,7 @@ pub(super) fn first_callee(
     pure: &dyn Fn(&str) -> bool,
 ) -> Option<(String, Option<u32>)> {
     let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default();
-    let class = statements_at(root, line).into_iter().find(|s| {
-        s.kind() == "class_definition"
-            && line_of(s.start_position().row) == line
-            && s.parent().is_none_or(|p| p.kind() != "decorated_definition")
-    });
-    if let Some(class) = class {
+    if let Some(class) = class_starting(root, line) {
         let bases_are_names = field(class, "superclasses").is_none_or(|bases| {
             let mut cursor = bases.walk();
             bases.named_children(&mut cursor).all(|b| b.kind() == "identifier")

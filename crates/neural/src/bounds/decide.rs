@@ -16,16 +16,13 @@ use super::code::CodeFacts;
 use super::flow;
 
 impl CodeFacts {
-    /// The lines the same frame's next line event can be at after `from` (a line or
-    /// call event), when the code's blocks tell.
-    pub(super) fn next_lines(&self, from: &State) -> Option<BTreeSet<u32>> {
+    /// The lines the same frame's next line event can be at after `from` by the code's
+    /// blocks alone, whatever the state's values.
+    pub(super) fn flow_lines(&self, from: &State) -> Option<BTreeSet<u32>> {
         let (line, function) = (from.line?, from.function.as_deref()?);
         let (root, source) = (self.tree.root_node(), self.source.as_bytes());
         match from.event {
-            StopKind::Line => {
-                let lines = flow::after_line(root, source, function, line)?;
-                Some(self.decided_lines(from).unwrap_or(lines))
-            }
+            StopKind::Line => flow::after_line(root, source, function, line),
             StopKind::Call if !self.may_be_generator(function, line) => flow::after_call(root, source, function, line),
             _ => None,
         }

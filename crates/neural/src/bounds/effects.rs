@@ -420,7 +420,7 @@ fn collect(
             "call" => {
                 let function = field("function");
                 let name = text(function.filter(|f| f.kind() == "identifier"), source);
-                if !PURE_BUILTINS.contains(&name) || program.bound.contains(name) {
+                if !program.pure_builtin(name) {
                     effects.inert = false;
                 }
                 // A builtin reads its arguments through their special methods (`len`,

@@ -246,7 +246,7 @@ fn the_blocks_tell_where_a_frame_goes_next() {
     let next = |event: &str, line: u32, function: &str| {
         let from = state(&format!("<|{event}|>{line} 1 {function} <|vars|>{{}}"), None);
         facts
-            .next_lines(&from)
+            .flow_lines(&from)
             .map(|lines| lines.into_iter().collect::<Vec<u32>>())
     };
     let at = |line, function| next("line", line, function);
@@ -274,7 +274,7 @@ fn the_blocks_tell_where_a_frame_goes_next() {
     let multi = CodeFacts::new("total = sum(\n    [1, 2],\n)\nprint(total)\n").expect("parses");
     let from = state("<|line|>1 0 <module> <|vars|>{}", None);
     assert_eq!(
-        multi.next_lines(&from).map(|l| l.into_iter().collect::<Vec<u32>>()),
+        multi.flow_lines(&from).map(|l| l.into_iter().collect::<Vec<u32>>()),
         Some(vec![1, 2, 3, 4]),
         "a statement over three lines may fire on each"
     );
