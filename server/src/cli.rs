@@ -292,8 +292,10 @@ pub struct ServeArgs {
     pub trace_chunk_events: usize,
     /// The neural debugger's engine: a model folder (config.json, tokenizer.json,
     /// *.safetensors), or a code LLM prompted in context (`qwen-0.5b`, `qwen-1.5b`,
-    /// `gguf:FILE`); default: the bundled models/neural-debugger-tiny when the server
-    /// starts in a checkout (the fastest engine; see the README's neural-debugger table).
+    /// `gguf:FILE`); default: `qwen-0.5b` where `cargo xtask setup` installed it (the
+    /// best engine that answers a step within 2 s here once the program is read ahead;
+    /// see the README's neural-debugger table), else the bundled
+    /// models/neural-debugger-tiny when the server starts in a checkout.
     #[arg(
         long,
         alias = "neural-model",
@@ -445,6 +447,7 @@ async fn trace_file(options: &RunOptions, args: &ProgramArgs) -> anyhow::Result<
         code,
         stdin,
         max_steps: None,
+        neural: false,
     };
     if let Err(message) = request.check() {
         bail!("{}: {}", args.file.display(), message.trim_end_matches('.'));

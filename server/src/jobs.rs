@@ -28,6 +28,8 @@ pub struct TraceJob {
     pub stdin: String,
     /// At most this many events; the server's own ceiling still applies.
     pub max_steps: Option<NonZeroU32>,
+    /// Have the neural debugger read the program once it has run ([`TraceRequest::neural`]).
+    pub neural: bool,
 }
 
 /// Why a request does not become a job.
@@ -57,6 +59,7 @@ impl TryFrom<TraceRequest> for TraceJob {
             code: request.code,
             stdin: request.stdin,
             max_steps: request.max_steps.and_then(NonZeroU32::new),
+            neural: request.neural,
         })
     }
 }
@@ -301,6 +304,7 @@ mod tests {
             code: code.into(),
             stdin: stdin.into(),
             max_steps,
+            neural: false,
         }
     }
 

@@ -165,6 +165,7 @@ async fn next_state_reports_are_identical_run_to_run() {
         // Everything but the wall clock.
         let r = eval::NextStateReport {
             seconds_per_step: 0.0,
+            program_read_seconds: 0.0,
             warm_up_seconds: 0.0,
             ..r
         };

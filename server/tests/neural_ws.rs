@@ -56,7 +56,8 @@ async fn connect(running: &Running) -> (Socket, NeuralCapability) {
     (socket, neural)
 }
 
-/// The run as the page has it: traced over the same socket.
+/// The run as the page in neural mode has it: traced over the same socket, the model
+/// reading the program meanwhile.
 async fn trace(socket: &mut Socket, seq: u64) -> StateTree {
     ws_send(
         socket,
@@ -67,6 +68,7 @@ async fn trace(socket: &mut Socket, seq: u64) -> StateTree {
                     code: PROGRAM.into(),
                     stdin: String::new(),
                     max_steps: None,
+                    neural: true,
                 },
             },
         ),

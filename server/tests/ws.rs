@@ -92,6 +92,7 @@ fn trace_message(seq: u64, code: &str) -> ClientEnvelope {
                 code: code.into(),
                 stdin: String::new(),
                 max_steps: None,
+                neural: false,
             },
         },
     )

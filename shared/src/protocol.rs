@@ -41,6 +41,11 @@ pub struct TraceRequest {
     /// At most this many events (the server caps it at its own limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
+    /// The page is in neural mode (WebSocket only): once the program has run, the
+    /// server's neural debugger reads it while the page shows the run, so that the
+    /// first prediction does not wait 4–7 s for a code LLM to read the program.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub neural: bool,
 }
 
 impl TraceRequest {
@@ -484,12 +489,14 @@ mod tests {
             code: "x".repeat(MAX_CODE_BYTES + 1),
             stdin: String::new(),
             max_steps: None,
+            neural: false,
         };
         assert!(big.check().unwrap_err().contains("limit is 102,400 bytes (100 KB)"));
         let zero = TraceRequest {
             code: "x".into(),
             stdin: String::new(),
             max_steps: Some(0),
+            neural: false,
         };
         assert!(zero.check().is_err());
     }
@@ -580,6 +587,17 @@ mod tests {
             events: t.events.len(),
         };
         assert!(chunk_trace_from(&t, all, 4).is_empty());
+    }
+
+    #[test]
+    fn a_trace_request_says_neural_mode_only_when_on() {
+        let off: TraceRequest = serde_json::from_str(r#"{"code":"x = 1"}"#).unwrap();
+        assert!(!off.neural);
+        assert_eq!(serde_json::to_string(&off).unwrap(), r#"{"code":"x = 1","stdin":""}"#);
+        let on = TraceRequest { neural: true, ..off };
+        let json = serde_json::to_string(&on).unwrap();
+        assert_eq!(json, r#"{"code":"x = 1","stdin":"","neural":true}"#);
+        assert_eq!(serde_json::from_str::<TraceRequest>(&json).unwrap(), on);
     }
 
     #[test]

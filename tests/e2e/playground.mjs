@@ -247,7 +247,7 @@ try {
   });
 
   await check('neural mode: the model predicts each step beside the real run', async () => {
-    // The server loads the bundled model (models/neural-debugger-tiny) when it starts in the checkout.
+    // The test server loads the bundled model (--model-dir models/neural-debugger-tiny, xtask/src/frontend.rs).
     const neural = await openPage(browser);
     await neural.fill($('editor'), PROGRAM);
     await runProgram(neural);

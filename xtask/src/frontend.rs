@@ -50,6 +50,10 @@ impl TestServer {
             .arg("--no-embeddings")
             // The page's test needs the agent's stream, not a code LLM at debug-build speed.
             .args(["--llm", "rules"])
+            // Neural mode's test checks the panel, not an engine: the bundled model answers
+            // at once, where the default code LLM would still be reading its instructions
+            // (`eval --suite playground` measures that one).
+            .args(["--model-dir", "models/neural-debugger-tiny"])
             .current_dir(&project.root)
             .stdout(Stdio::from(log.try_clone()?))
             .stderr(Stdio::from(log))

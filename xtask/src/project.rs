@@ -79,6 +79,28 @@ pub(crate) fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Builds the debug `replayground` binary and runs it in the checkout with `args`, its
+/// progress and log on the terminal; returns the JSON it prints (a `--json` command).
+pub(crate) fn replayground_json<S: AsRef<std::ffi::OsStr>>(
+    project: &Project,
+    args: impl IntoIterator<Item = S>,
+) -> Result<serde_json::Value> {
+    run(project
+        .cargo()?
+        .args(["build", "-p", "replayground-server", "--bin", "replayground"]))?;
+    let binary = project.target_dir().join("debug/replayground");
+    let mut cmd = Command::new(&binary);
+    cmd.current_dir(&project.root).args(args).stderr(Stdio::inherit());
+    println!("$ {}", display(&cmd));
+    let output = cmd
+        .output()
+        .with_context(|| format!("could not run {}", binary.display()))?;
+    if !output.status.success() {
+        bail!("{} failed ({})", display(&cmd), output.status);
+    }
+    serde_json::from_slice(&output.stdout).with_context(|| format!("{} did not print its JSON", display(&cmd)))
+}
+
 /// The trimmed stdout of `cmd`, or `None` when it is missing or fails: for probes
 /// such as `trunk --version`.
 pub(crate) fn probe(cmd: &mut Command) -> Option<String> {

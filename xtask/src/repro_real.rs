@@ -5,14 +5,12 @@
 //! agent reproduces fewer of them than it did when measured, or accepts a script whose
 //! run does not show the bug.
 
-use std::process::{Command, Stdio};
-
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::dl;
 use crate::llm::catalogue::{QWEN_CODER_0_5B, TOOLS_MODELS_DIR};
-use crate::project::{Project, display};
+use crate::project::Project;
 
 /// The suite and its split (tests/repro-real/splits.json).
 const SUITE: &str = "tests/repro-real";
@@ -28,29 +26,12 @@ const RULES_FLOOR: usize = 3;
 pub(crate) fn ci_subset(project: &Project) -> Result<()> {
     let python = dl::install_frameworks(project, &dl::TENSORFLOW)?;
     let model = project.root.join(TOOLS_MODELS_DIR).join(QWEN_CODER_0_5B.file_name);
-    crate::project::run(
-        project
-            .cargo()?
-            .args(["build", "-p", "replayground-server", "--bin", "replayground"]),
-    )?;
-    let binary = project.target_dir().join("debug/replayground");
-    let mut cmd = Command::new(&binary);
-    cmd.current_dir(&project.root)
-        .arg("--python")
-        .arg(&python)
-        .args(["bench-repro", "--suite", SUITE, "--split", SPLIT, "--llm"])
-        .arg(format!("gguf:{}", model.display()))
-        .args(["--attempts", "3", "--contexts", "1", "--concurrency", "1", "--json"])
-        // The progress bar and the agent's log go to the terminal; the JSON is read here.
-        .stderr(Stdio::inherit());
-    println!("$ {}", display(&cmd));
-    let output = cmd
-        .output()
-        .with_context(|| format!("could not run {}", binary.display()))?;
-    if !output.status.success() {
-        bail!("bench-repro failed ({})", output.status);
-    }
-    let summary: Value = serde_json::from_slice(&output.stdout).context("bench-repro did not print its JSON")?;
+    let mut args: Vec<std::ffi::OsString> = vec!["--python".into(), python.into_os_string()];
+    args.extend(["bench-repro", "--suite", SUITE, "--split", SPLIT, "--llm"].map(Into::into));
+    args.push(format!("gguf:{}", model.display()).into());
+    args.extend(["--attempts", "3", "--contexts", "1", "--concurrency", "1", "--json"].map(Into::into));
+    // The progress bar and the agent's log go to the terminal; the JSON is read here.
+    let summary = crate::project::replayground_json(project, args)?;
     check(&summary)
 }
 

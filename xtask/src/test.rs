@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::project::{Project, format_duration, run};
-use crate::{architecture, cuda, frontend, gpu_train, postgres, repro_real, setup};
+use crate::{architecture, cuda, frontend, gpu_train, neural_mode, postgres, repro_real, setup};
 
 const WASM: &str = "wasm32-unknown-unknown";
 
@@ -26,7 +26,7 @@ impl std::fmt::Display for Reported {
 impl std::error::Error for Reported {}
 
 /// Cheap checks first, so a formatting slip fails in seconds rather than after the builds.
-const CHECKS: [(&str, Check); 13] = [
+const CHECKS: [(&str, Check); 14] = [
     ("setup", setup::setup_for_tests),
     ("fmt", fmt),
     ("architecture", architecture::check),
@@ -39,6 +39,7 @@ const CHECKS: [(&str, Check); 13] = [
     ("build frontend", build_frontend),
     ("browser tests", browser_tests),
     ("end-to-end tests", end_to_end),
+    ("neural mode (default engine)", neural_mode::check),
     ("repro-real (CI subset)", repro_real::ci_subset),
 ];
 

@@ -15,6 +15,7 @@ use super::dedup::Reference;
 use super::device::{self, DeviceChoice};
 use super::eval;
 use super::infer::{Engine, Guide, NeuralDebugger, Sampling};
+use super::playground_bench;
 use super::policy::Policy;
 use super::real_bench;
 use super::real_code::{Arguments, Harvest};
@@ -175,6 +176,10 @@ pub enum SuiteName {
     /// Next-state exact match on the realistic benchmark: hand-written programs
     /// (tests/neural-real/programs), traced for real and walked by the seeded policy.
     Real,
+    /// The playground's neural mode on the realistic programs, timed as a student meets
+    /// it: each program read ahead, then step into from the first stop (--per-trajectory
+    /// steps, default 12), each asked as the page asks it.
+    Playground,
     /// CruxEval-O: the return value of `f(input)`, by rolling the debugger to the return.
     CruxevalO,
     /// CruxEval-I: an input giving the output, by stepping backwards to the call.
@@ -202,7 +207,8 @@ pub struct EvalArgs {
     /// `../shared/data/cruxeval/cruxeval.jsonl` beside the checkout).
     #[arg(long, value_name = "PATH")]
     pub data: Option<PathBuf>,
-    /// Examples (next-state, real) or problems (CruxEval) to evaluate, from the start.
+    /// Examples (next-state, real), programs (playground) or problems (CruxEval) to
+    /// evaluate, from the start.
     #[arg(long, default_value_t = 500)]
     pub limit: usize,
     /// next-state, real: at most this many questions from each trajectory (its first
@@ -520,8 +526,21 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
             let tracer = Tracer::new(Arc::clone(&sandbox), python, RunLimits::default());
             Some(real_bench::trajectories(&tracer, &programs, args.program_seed).await?)
         }
-        SuiteName::CruxevalO | SuiteName::CruxevalI => None,
+        SuiteName::Playground | SuiteName::CruxevalO | SuiteName::CruxevalI => None,
     };
+    let runs = if args.suite == SuiteName::Playground {
+        let dir = args.data.clone().unwrap_or_else(real_bench::default_dir);
+        let mut programs = real_bench::load(&dir)?;
+        programs.truncate(args.limit);
+        let tracer = Tracer::new(Arc::clone(&sandbox), python, RunLimits::default());
+        let traces = real_bench::traces(&tracer, &programs).await?;
+        let runs = programs.into_iter().zip(traces);
+        runs.map(|(p, trace)| playground_bench::Run { code: p.source, trace })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let runs = Arc::new(runs);
     let mut reports = Vec::new();
     for spec in &args.models {
         let engine = super::load_engine(spec, &device, args.max_prompt_tokens)?;
@@ -529,6 +548,18 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
         bar.set_message(engine.name());
         let report = match &trajectories {
             Some(trajectories) => next_state_report(&args, engine, trajectories.clone(), bar.clone()).await?,
+            None if args.suite == SuiteName::Playground => {
+                let (runs, steps, bar) = (Arc::clone(&runs), args.per_trajectory.unwrap_or(12), bar.clone());
+                let model = crate::service::LoadedModel::new(engine);
+                let report = tokio::task::spawn_blocking(move || {
+                    playground_bench::walk(&model, &runs, steps, &mut |done, total| {
+                        bar.set_length(total as u64);
+                        bar.set_position(done as u64);
+                    })
+                })
+                .await??;
+                serde_json::to_value(&report)?
+            }
             None => cruxeval_report(&args, engine, Arc::clone(&sandbox), python, bar.clone()).await?,
         };
         reports.push(report);
@@ -584,11 +615,12 @@ async fn next_state_report(
     }
     if !args.json {
         eprintln!(
-            "{}: {suite} exact match {:.1}% on {} ({:.2} s a step; copy baseline {:.1}%, next-line baseline {:.1}%)",
+            "{}: {suite} exact match {:.1}% on {} ({:.2} s a step after {:.2} s reading each program; copy baseline {:.1}%, next-line baseline {:.1}%)",
             report.engine,
             100.0 * report.pass_at_1,
             report.n,
             report.seconds_per_step,
+            report.program_read_seconds,
             100.0 * report.baselines.get("copy").map_or(0.0, |s| s.accuracy),
             100.0 * report.baselines.get("next_line").map_or(0.0, |s| s.accuracy),
         );

@@ -120,9 +120,13 @@ pub struct NextStateReport {
     pub tokens_generated: usize,
     /// Answers whose bounds left no token somewhere (finished under the grammar alone).
     pub bounds_dropped: usize,
-    /// Wall-clock seconds per prediction on this machine (prompt reading included, the
-    /// warm-up not).
+    /// Wall-clock seconds per prediction on this machine, its prompt's new states
+    /// included, with the program already read (as the playground has it read when the
+    /// program runs; until 2026-12-05 this included reading each program).
     pub seconds_per_step: f64,
+    /// Seconds to read each program before its first question ([`Engine::read_ahead`]),
+    /// on average over the programs asked about.
+    pub program_read_seconds: f64,
     /// Seconds the engine took before the first question to read what every prompt
     /// starts with ([`Engine::warm_up`]; a server does it once, at start-up).
     pub warm_up_seconds: f64,
@@ -281,7 +285,14 @@ pub fn next_state(
         ..NextStateReport::default()
     };
     let mut overall = Score::default();
+    let (mut reading, mut programs) = (std::time::Duration::ZERO, 0_usize);
     for (i, e) in all.iter().enumerate() {
+        if i == 0 || all[i - 1].prefix.code != e.prefix.code {
+            let read = std::time::Instant::now();
+            debugger.read_ahead(&debugger.prompt(&prefix(&e.prefix, 1), e.step_action, sampling)?)?;
+            reading += read.elapsed();
+            programs += 1;
+        }
         let prompt = debugger.prompt(&e.prefix, e.step_action, sampling)?;
         let guide = Guide::after(&e.prefix, e.step_action);
         let prediction = debugger.predict(&prompt, &guide, sampling, &mut |_| {})?;
@@ -327,7 +338,8 @@ pub fn next_state(
     }
     report.n = overall.n;
     report.pass_at_1 = overall.accuracy;
-    report.seconds_per_step = started.elapsed().as_secs_f64() / overall.n.max(1) as f64;
+    report.seconds_per_step = started.elapsed().saturating_sub(reading).as_secs_f64() / overall.n.max(1) as f64;
+    report.program_read_seconds = reading.as_secs_f64() / programs.max(1) as f64;
     report.warm_up_seconds = warm_up_seconds;
     Ok(report)
 }

@@ -152,6 +152,14 @@ impl Engine for InContextDebugger {
         Ok(())
     }
 
+    fn read_ahead(&mut self, prompt: &str) -> anyhow::Result<()> {
+        let ids = self.llm.encode(prompt)?;
+        if ids.len() < self.llm.model().hparams.context_length {
+            self.read_prompt(&ids)?;
+        }
+        Ok(())
+    }
+
     fn context(&self) -> usize {
         // The prompt is capped at `max_prompt_tokens`; the answer needs room after it.
         (self.max_prompt_tokens + 512).min(self.llm.model().hparams.context_length)

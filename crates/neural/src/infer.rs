@@ -294,6 +294,15 @@ pub trait Engine: Send {
         Ok(())
     }
 
+    /// Reads `prompt` before anyone asks it, where the engine keeps what it read: a
+    /// later prompt that starts the same way (the same program, more states) reads only
+    /// the rest. A code LLM takes 4–7 s on these CPUs to read a program it has not seen,
+    /// so the playground has it read when the program runs, not at the first step.
+    /// Nothing by default.
+    fn read_ahead(&mut self, _prompt: &str) -> anyhow::Result<()> {
+        Ok(())
+    }
+
     /// The prompt that asks for the state after `action` from the end of `prefix`,
     /// fitted into the engine's context.
     fn prompt(&self, prefix: &Trajectory, action: Action, sampling: &Sampling) -> anyhow::Result<String>;

@@ -19,8 +19,11 @@ use crate::service::LoadedModel;
 const ANSWER_TOKENS: usize = 128;
 /// Longest answer, in tokens.
 const MAX_ANSWER_TOKENS: usize = 256;
-/// States before the stop that the prompt shows at most (training trajectories have up to 24).
-const MAX_PREFIX_STEPS: usize = 8;
+/// The prompt shows the route's states from a multiple of this (training trajectories
+/// have up to 24), hence this many to twice as many less one: the stops that follow
+/// have prompts that start like this one until the window moves on, and an engine that
+/// keeps what it read (a code LLM) then reads only the new states.
+const PREFIX_WINDOW: usize = 8;
 /// Candidates after the first are sampled at this temperature (the first is greedy).
 const SAMPLE_TEMPERATURE: f64 = 0.8;
 const SAMPLE_TOP_P: f64 = 0.95;
@@ -61,6 +64,11 @@ impl Prepared {
             previous: Some(&self.from),
             bounds: self.bounds.clone(),
         }
+    }
+
+    /// The whole prompt: the engine's preamble, the code, the states and the action.
+    pub fn prompt(&self) -> &str {
+        &self.prompt
     }
 
     /// The real state the action leads to.
@@ -170,6 +178,25 @@ pub fn prepare(
     })
 }
 
+/// What the page asks first about a run: step into from its first stop.
+pub fn prepare_first_step(
+    model: &LoadedModel,
+    trace: replayground_shared::Trace,
+    code: &str,
+) -> Result<Prepared, Failure> {
+    let first = StateTree::new(trace.clone())
+        .ok()
+        .and_then(|tree| tree.initial_stop().event())
+        .unwrap_or_default();
+    let question = Question {
+        at_event: first as u32,
+        action: Action::StepInto,
+        samples: 1,
+        breakpoints: BTreeSet::new(),
+    };
+    prepare(model, trace, code, question)
+}
+
 /// Why no prompt could be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptError {
@@ -198,9 +225,9 @@ pub fn prompt_for(
     } else {
         (Direction::Forward, forward_route(tree, at))
     };
-    let most = route.len().min(MAX_PREFIX_STEPS);
-    for keep in (1..=most).rev() {
-        let mut steps: Vec<Step> = route[route.len() - keep..]
+    let first = route.len().saturating_sub(PREFIX_WINDOW) / PREFIX_WINDOW * PREFIX_WINDOW;
+    for start in first..route.len() {
+        let mut steps: Vec<Step> = route[start..]
             .iter()
             .map(|&(action, stop)| Step {
                 action,
@@ -408,6 +435,40 @@ mod tests {
             prompt_for(&tree, "x = '<|'", Stop::Event(1), Action::StepOver, &all),
             Err(PromptError::Reserved)
         );
+    }
+
+    #[test]
+    fn the_next_stops_prompt_extends_this_ones_until_the_window_moves_on() {
+        // Twenty statements in a row: the route to line k steps over each one before it.
+        let mut b = TraceBuilder::new();
+        let module = b.frame("<module>", None);
+        b.event(Call, module, 1, &[]);
+        for line in 1..=20 {
+            b.event(Line, module, line, &[]);
+        }
+        b.returning(module, 20, &[], None);
+        let tree = StateTree::new(b.build()).unwrap();
+        let code = (1..=20).fold(String::new(), |code, i| code + &format!("x{i} = {i}\n"));
+        let all = |_: &str| Some(10);
+        let prompt = |e: usize| {
+            prompt_for(&tree, &code, Stop::Event(e), Action::StepOver, &all)
+                .unwrap()
+                .0
+        };
+        let mut moved = Vec::new();
+        for e in 1..20 {
+            let (this, next) = (prompt(e), prompt(e + 1));
+            let states = this.strip_suffix("<|step_over|>\n").unwrap();
+            if !next.starts_with(states) {
+                moved.push(e + 1);
+            }
+            let shown = next.matches("<|line|>").count();
+            assert!((1..2 * PREFIX_WINDOW).contains(&shown), "{shown} states:\n{next}");
+        }
+        // The route to event 16 has 16 stops (from line 1): the window starts at its ninth.
+        assert_eq!(moved, [16]);
+        assert!(prompt(15).contains("<|line|>1 0 <module>"), "{}", prompt(15));
+        assert!(prompt(16).starts_with("<|code|>") && prompt(16).contains("<|end_code|>\n<|line|>9 0"));
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
-use replayground_shared::StateTree;
 use replayground_shared::trace_lang::Trajectory;
+use replayground_shared::{StateTree, Trace};
 
 use super::dedup::{Reference, top_level_blocks};
 use super::policy::Policy;
@@ -60,15 +60,24 @@ pub fn load(dir: &Path) -> anyhow::Result<Vec<Program>> {
 pub async fn trajectories(tracer: &Tracer, programs: &[Program], seed: u64) -> anyhow::Result<Vec<Trajectory>> {
     let policy = Policy::default();
     let mut out = Vec::with_capacity(programs.len());
-    for (i, program) in programs.iter().enumerate() {
+    for (i, (program, trace)) in programs.iter().zip(traces(tracer, programs).await?).enumerate() {
+        let tree = StateTree::new(trace).map_err(|e| anyhow::anyhow!("{}: {e}", program.name))?;
+        let mut rng = StdRng::seed_from_u64(seed.wrapping_add(i as u64));
+        out.push(policy.sample(&tree, &program.source, &mut rng));
+    }
+    Ok(out)
+}
+
+/// Each program's real run, in order; a program that does not trace is an error naming it.
+pub async fn traces(tracer: &Tracer, programs: &[Program]) -> anyhow::Result<Vec<Trace>> {
+    let mut out = Vec::with_capacity(programs.len());
+    for program in programs {
         let trace = tracer
             .trace(&program.source, "")
             .await
             .map_err(|e| anyhow::anyhow!("{}: {e}", program.name))?;
         anyhow::ensure!(!trace.events.is_empty(), "{}: the trace is empty", program.name);
-        let tree = StateTree::new(trace).map_err(|e| anyhow::anyhow!("{}: {e}", program.name))?;
-        let mut rng = StdRng::seed_from_u64(seed.wrapping_add(i as u64));
-        out.push(policy.sample(&tree, &program.source, &mut rng));
+        out.push(trace);
     }
     Ok(out)
 }

@@ -43,6 +43,17 @@ pub struct LoadedModel {
 }
 
 impl LoadedModel {
+    /// Wraps a loaded engine.
+    pub fn new(debugger: Box<dyn Engine>) -> Self {
+        Self {
+            name: debugger.name(),
+            context: debugger.context(),
+            tokenizer: debugger.tokenizer().clone(),
+            frame: debugger.frame(),
+            debugger: Arc::new(Mutex::new(debugger)),
+        }
+    }
+
     /// The engine, one prediction at a time: it keeps its KV cache inside.
     pub fn engine(&self) -> Arc<Mutex<Box<dyn Engine>>> {
         Arc::clone(&self.debugger)
@@ -135,6 +146,11 @@ impl NeuralService {
         Ok((name, rollout))
     }
 
+    /// Serves `engine`, loaded by the caller, at once.
+    pub fn install(&self, engine: Box<dyn Engine>) {
+        self.set(Slot::Ready(Arc::new(LoadedModel::new(engine))));
+    }
+
     /// Loads `dir` (an engine as [`crate::load_engine`] names it) on a blocking
     /// thread. A failure is logged and leaves neural mode off with the reason; the
     /// server keeps serving either way.
@@ -149,23 +165,14 @@ impl NeuralService {
             .and_then(|r| r.map_err(|e| format!("{e:#}")));
         match loaded {
             Ok(debugger) => {
-                let context = debugger.context();
-                let tokenizer = debugger.tokenizer().clone();
-                let frame = debugger.frame();
-                let name = debugger.name();
+                let model = LoadedModel::new(debugger);
                 tracing::info!(
                     model = %dir.display(),
                     seconds = started.elapsed().as_secs_f64(),
-                    context,
+                    context = model.context,
                     "neural debugger model loaded; neural mode is on"
                 );
-                self.set(Slot::Ready(Arc::new(LoadedModel {
-                    name,
-                    debugger: Arc::new(Mutex::new(debugger)),
-                    tokenizer,
-                    frame,
-                    context,
-                })));
+                self.set(Slot::Ready(Arc::new(model)));
                 Ok(())
             }
             Err(e) => {
@@ -191,7 +198,7 @@ impl NeuralService {
             tracing::info!("neural mode is off (--no-model)");
             return;
         }
-        let Some(dir) = model_dir_to_load(model_dir) else {
+        let Some(dir) = model_dir.or_else(playground_engine) else {
             tracing::info!(
                 "no model directory ({BUNDLED_MODEL_DIR} is not here and --model-dir is not set); neural mode is off"
             );
@@ -204,8 +211,24 @@ impl NeuralService {
     }
 }
 
+/// The playground's engine when `serve` is not told one: the embedded Qwen2.5-Coder-0.5B
+/// in context where `cargo xtask setup` installed it (the realistic benchmark ranks it
+/// first among the engines that answer a step within 2 s here, once the program is read
+/// ahead; see the README's neural-debugger table), else the bundled model when the
+/// working directory is a checkout.
+pub fn playground_engine() -> Option<PathBuf> {
+    let embedded = crate::in_context::locate(EMBEDDED_ENGINE)
+        .ok()
+        .map(|_| PathBuf::from(EMBEDDED_ENGINE));
+    embedded.or_else(|| model_dir_to_load(None))
+}
+
+/// The code LLM the playground prefers ([`playground_engine`]).
+pub const EMBEDDED_ENGINE: &str = "qwen-0.5b";
+
 /// The model to load: the one asked for, else the bundled one when the working
-/// directory is a checkout.
+/// directory is a checkout (the reproduction agent's approximations: forty steps each,
+/// where the tiny model answers in a quarter of a second).
 pub fn model_dir_to_load(asked: Option<PathBuf>) -> Option<PathBuf> {
     asked.or_else(|| {
         Path::new(BUNDLED_MODEL_DIR)

@@ -86,9 +86,10 @@ impl Playground {
         let cancel = jobs::CancelRun::default();
         self.cancel.set_value(Some(cancel.clone()));
         let (code, stdin) = (self.code.get_untracked(), self.stdin.get_untracked());
+        let neural = self.neural.on.get_untracked();
         spawn_local(async move {
             let progress = self.progress;
-            let result = jobs::run_program_streaming(&code, &stdin, &cancel, move |p| progress.set(p)).await;
+            let result = jobs::run_program_streaming(&code, &stdin, neural, &cancel, move |p| progress.set(p)).await;
             self.cancel.set_value(None);
             match result {
                 Ok(tree) => {

@@ -89,10 +89,12 @@ fn sent(ok: bool) -> Result<(), RunError> {
 }
 
 /// Runs `code` with `stdin`, the trace streaming over the WebSocket (`on_progress` after
-/// each chunk); falls back to [`run_program`] when the socket cannot open.
+/// each chunk); falls back to [`run_program`] when the socket cannot open. In neural mode
+/// (`neural`) the server's neural debugger reads the program once it has run.
 pub async fn run_program_streaming(
     code: &str,
     stdin: &str,
+    neural: bool,
     cancel: &CancelRun,
     on_progress: impl Fn(RunProgress),
 ) -> Result<StateTree, RunError> {
@@ -131,6 +133,7 @@ pub async fn run_program_streaming(
                             code: code.to_owned(),
                             stdin: stdin.to_owned(),
                             max_steps: None,
+                            neural,
                         },
                     },
                 ))?;

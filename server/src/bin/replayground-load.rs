@@ -303,6 +303,7 @@ async fn session_loop(mut socket: Socket, code: &str, deadline: tokio::time::Ins
                 code: code.to_owned(),
                 stdin: String::new(),
                 max_steps: None,
+                neural: false,
             },
         };
         let sent = Instant::now();

@@ -188,6 +188,9 @@ async fn trace_job_messages(context: &JobContext, job: &TraceJob) -> ServerMessa
             return context.cancelled();
         }
     }
+    if job.neural {
+        crate::neural::read_ahead::read_ahead(&state.neural, job.code.clone(), trace.clone());
+    }
     let Trace {
         stdout,
         stderr,

@@ -49,6 +49,7 @@ impl TryFrom<PredictRequest> for PredictJob {
             code: request.code,
             stdin: request.stdin,
             max_steps: None,
+            neural: false,
         })?;
         Ok(Self {
             trace,
