@@ -27,7 +27,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(replayground_server::cli::run(cli)) {
+    let result = runtime.block_on(replayground_server::cli::run(cli));
+    // Work left on a blocking thread cannot stop midway (a model still loading reads its
+    // instructions for 20 s); the command is over, so it is not waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match result {
         Ok(code) => code,
         // `replayground trace x.py | head` is not an error.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,

@@ -525,7 +525,8 @@ fn shapes(
                     )
                 }];
                 if facts.may_call(function, line) {
-                    shapes.push(Shape::callee(depth, Events::RETURN, facts.statement_lines(line)));
+                    let callee = Shape::callee(depth, Events::RETURN, facts.statement_lines(line));
+                    shapes.push(facts.last_return(function, line, depth).unwrap_or(callee));
                 }
                 shapes
             }
@@ -538,7 +539,10 @@ fn shapes(
                     lines: lines.clone(),
                     ..Shape::frame_of(from, 0, Events::LINE)
                 };
-                let callee_return = Shape::callee(0, Events::RETURN, lines);
+                let callee_return =
+                    facts
+                        .last_return(MODULE, before, 0)
+                        .unwrap_or(Shape::callee(0, Events::RETURN, lines));
                 if facts.surely_calls(MODULE, before) {
                     vec![callee_return]
                 } else if facts.may_call(MODULE, before) {

@@ -211,15 +211,15 @@ impl NeuralService {
     }
 }
 
-/// The playground's engine when `serve` is not told one: the embedded Qwen2.5-Coder-0.5B
-/// in context where `cargo xtask setup` installed it (the realistic benchmark ranks it
-/// first among the engines that answer a step within 2 s here, once the program is read
-/// ahead; see the README's neural-debugger table), else the bundled model when the
-/// working directory is a checkout.
+/// The playground's engine when `serve` is not told one, in a checkout (the working
+/// directory): the embedded Qwen2.5-Coder-0.5B in context where `cargo xtask setup`
+/// installed it there (the realistic benchmark ranks it first among the engines that
+/// answer a step within 2 s here, once the program is read ahead; see the README's
+/// neural-debugger table), else the bundled model.
 pub fn playground_engine() -> Option<PathBuf> {
-    let embedded = crate::in_context::locate(EMBEDDED_ENGINE)
-        .ok()
-        .map(|_| PathBuf::from(EMBEDDED_ENGINE));
+    let installed = replayground_llm::catalogue::QWEN_CODER_0_5B.file_name;
+    let embedded = Path::new(replayground_llm::catalogue::TOOLS_MODELS_DIR).join(installed);
+    let embedded = embedded.is_file().then(|| PathBuf::from(EMBEDDED_ENGINE));
     embedded.or_else(|| model_dir_to_load(None))
 }
 

@@ -1,11 +1,14 @@
 //! What a statement calls: whether it surely runs the program's code before it
 //! completes, and which frame a step into it reaches first.
 
+use std::collections::BTreeSet;
+
 use tree_sitter::Node;
 
 use super::code::{CodeFacts, ScopeKind};
-use super::flow::{field, is_statement, span, statements_at};
+use super::flow::{field, is_statement, normal_return_lines, span, statements_at};
 use super::line_of;
+use super::shape::{Events, Shape};
 
 impl CodeFacts {
     /// Whether the statement a frame of `function` stopped at on `line` surely calls the
@@ -32,7 +35,8 @@ impl CodeFacts {
             return None;
         }
         let plain = |name: &str| self.program.plain_functions.contains(name);
-        let pure = |name: &str| self.program.pure_builtin(name);
+        let quiet_print = self.program.quiet_print(&self.source);
+        let pure = |name: &str| self.program.pure_builtin(name) || (name == "print" && quiet_print);
         let (name, at) = first_callee(self.tree.root_node(), self.source.as_bytes(), line, &plain, &pure)?;
         let mut scopes = self.scopes.iter().filter(|s| {
             s.name == name
@@ -44,6 +48,25 @@ impl CodeFacts {
         let scope = scopes.next()?;
         let class = scope.kind == ScopeKind::Class;
         (scopes.next().is_none() && (class || !self.program.implicit_calls)).then(|| (name.clone(), scope.first))
+    }
+
+    /// The return a statement that surely calls makes last, a frame of `function` at
+    /// `depth` having stopped at it on `line`, when the code tells: its one piece of the
+    /// program's code ([`Self::first_callee`]) returning without raising, as it did if the
+    /// statement went on: a comprehension on its own line, a function on one of the lines
+    /// [`normal_return_lines`] finds.
+    pub(super) fn last_return(&self, function: &str, line: u32, depth: u32) -> Option<Shape> {
+        let (name, first) = self.first_callee(function, line)?;
+        let lines = if name.starts_with('<') {
+            BTreeSet::from([first])
+        } else {
+            normal_return_lines(self.tree.root_node(), self.source.as_bytes(), &name)?
+        };
+        Some(Shape {
+            function: Some(name),
+            lines: Some(lines),
+            ..Shape::callee(depth, Events::RETURN, self.statement_lines(line))
+        })
     }
 }
 

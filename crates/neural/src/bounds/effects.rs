@@ -94,6 +94,13 @@ impl Program {
         PURE_BUILTINS.contains(&name) && !self.bound.contains(name)
     }
 
+    /// Whether `print` without keywords runs none of the program's code: it is not
+    /// rebound, no special method or property of the program can be called implicitly
+    /// (`str()` of a value is a builtin's), and `source` never reaches `sys.stdout`.
+    pub(crate) fn quiet_print(&self, source: &str) -> bool {
+        !self.implicit_calls && !self.bound.contains("print") && !source.contains("stdout")
+    }
+
     pub(crate) fn new(root: Node<'_>, source: &[u8]) -> Self {
         let mut program = Self::default();
         let mut everything = Effects::default();

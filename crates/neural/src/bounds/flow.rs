@@ -471,6 +471,42 @@ pub(super) fn value_return_lines(root: Node<'_>, source: &[u8], name: &str) -> B
     lines
 }
 
+/// The lines where the top-level function `name` can return without raising: its own
+/// `return` statements (not a nested function's), and its body's last statement when
+/// that is simple (falling off the end returns there). `None` where the text cannot tell:
+/// no such undecorated function, a generator or coroutine (a `yield` or `await` returns
+/// too), a `try … finally` or `with` (whose exit runs between the `return` and the
+/// return), or a body that ends in a compound statement.
+pub(super) fn normal_return_lines(root: Node<'_>, source: &[u8], name: &str) -> Option<BTreeSet<u32>> {
+    let mut cursor = root.walk();
+    let function = root.named_children(&mut cursor).find(|n| {
+        n.kind() == "function_definition" && field(*n, "name").is_some_and(|f| f.utf8_text(source) == Ok(name))
+    })?;
+    if function.utf8_text(source).is_ok_and(|t| t.starts_with("async")) {
+        return None;
+    }
+    let body = field(function, "body")?;
+    let last = *statements(body).last()?;
+    let mut lines = match last.kind() {
+        "return_statement" | "raise_statement" => BTreeSet::new(),
+        _ if is_compound(last) => return None,
+        _ => span(last),
+    };
+    let mut stack = vec![body];
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "function_definition" | "lambda" | "class_definition" => {}
+            "yield" | "await" | "with_statement" | "finally_clause" => return None,
+            "return_statement" => lines.extend(span(node)),
+            _ => {
+                let mut cursor = node.walk();
+                stack.extend(node.named_children(&mut cursor));
+            }
+        }
+    }
+    Some(lines)
+}
+
 /// Whether a top-level statement cannot raise: `pass`, or names bound to a literal
 /// (numbers, strings without interpolation, `True`/`False`/`None`, and lists, tuples,
 /// sets and dicts of those), or a `def` with no decorator or annotation whose defaults

@@ -173,3 +173,33 @@ fn stepping_back_into_the_statement_before_reaches_its_line_or_its_last_call() {
         "line 7 calls nothing"
     );
 }
+
+#[test]
+fn stepping_back_into_a_call_that_returned_reaches_a_line_it_returns_from() {
+    let code = "def decode(code):\n    out = \"\"\n    for i in range(0, len(code), 2):\n        out += code[i] * int(code[i + 1])\n    return out\n\n\npacked = \"a3\"\nprint(packed, decode(packed))\ndone = 1\n";
+    let back = |code: &str, from: &str| {
+        let mut t = super::tests::trajectory(code, &[(from, None)]);
+        t.direction = Direction::Inverse;
+        Bounds::after(&t, Action::ReverseStepInto)
+    };
+    let vars = r#"{"code":"'a3'","out":"'aaa'","i":"0"}"#;
+    // Before the module's next line, and before its return after the call's statement.
+    let line_10 = r#"<|line|>10 0 <module> <|vars|>{"decode":"<function decode>","packed":"'a3'"}"#;
+    let end = r#"<|return|>9 0 <module> <|vars|>{"decode":"<function decode>","packed":"'a3'"} <|value|>"None""#;
+    let ends_with_print = code.replace("done = 1\n", "");
+    for (code, from) in [(code, line_10), (ends_with_print.as_str(), end)] {
+        let into = back(code, from);
+        assert!(
+            into.admits(&format!(r#"<|return|>5 1 decode <|vars|>{vars} <|value|>"'aaa'""#)),
+            "{from}"
+        );
+        assert!(
+            !into.admits(&format!(r#"<|return|>3 1 decode <|vars|>{vars} <|value|>"None""#)),
+            "decode returned, it did not raise, so only from its return statement: {from}"
+        );
+    }
+    // A function that may fall off the end of a loop: its returns are not told.
+    let loose = code.replace("    return out\n", "");
+    let into = back(&loose, &line_10.replace("10 0", "9 0"));
+    assert!(into.admits(&format!(r#"<|return|>3 1 decode <|vars|>{vars} <|value|>"None""#)));
+}
