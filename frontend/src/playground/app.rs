@@ -228,25 +228,6 @@ pub fn App() -> impl IntoView {
         }
     });
     provide_context(page.neural);
-    // Neural mode switched on over a run that was made without it: have the server's model
-    // read the program now (a run in neural mode does it by itself), so the first step does
-    // not wait for it.
-    Effect::new(move |was_on: Option<bool>| {
-        let on = page.neural.on.get();
-        if on
-            && was_on == Some(false)
-            && !page.running.get_untracked()
-            && let Some(session) = page.session.get_untracked()
-        {
-            let (code, stdin) = (session.code.clone(), page.neural.stdin.get_untracked());
-            spawn_local(async move {
-                let quiet = jobs::CancelRun::default();
-                // Only the server's reading matters; the run is the page's already.
-                let _ = jobs::run_program_streaming(&code, &stdin, true, &quiet, |_| {}).await;
-            });
-        }
-        on
-    });
     let location = window().location();
     let predict = PredictMode::new(asks_for_predict_mode(&location.search().unwrap_or_default()));
     provide_context(predict);

@@ -322,7 +322,7 @@ fn collect(
             "function_definition" => {
                 if let Some(name) = field("name") {
                     let decorated = node.parent().is_some_and(|p| p.kind() == "decorated_definition");
-                    let repr = (!decorated).then(|| format!("<function {}>", qualified_name(node, source)));
+                    let repr = (!decorated).then(|| format!("<function {}>", literal::qualified_name(node, source)));
                     bind(effects, name, repr, header_multiline(node));
                 }
                 // Defaults and annotations run now; the body does not.
@@ -332,7 +332,7 @@ fn collect(
                 if let Some(name) = field("name") {
                     let decorated = node.parent().is_some_and(|p| p.kind() == "decorated_definition");
                     let repr = (!decorated && plain_class(node, source))
-                        .then(|| format!("<class '__main__.{}'>", qualified_name(node, source)));
+                        .then(|| format!("<class '__main__.{}'>", literal::qualified_name(node, source)));
                     bind(effects, name, repr, header_multiline(node));
                 }
                 // Its body runs in its own frame, and may do anything to this one.
@@ -358,7 +358,7 @@ fn collect(
                     value = next;
                 }
                 if left.kind() == "identifier" {
-                    let repr = literal::repr(value, source).or_else(|| lambda_repr(value, source));
+                    let repr = literal::repr(value, source);
                     bind(effects, left, repr, multiline);
                 } else if let Some(pairs) = unpacked(left, value) {
                     for (target, item) in pairs {
@@ -536,39 +536,6 @@ fn unpacked<'t>(left: Node<'t>, value: Node<'t>) -> Option<Vec<(Node<'t>, Node<'
     let (names, items) = (named(left), named(value));
     (names.len() == items.len() && names.iter().all(|n| n.kind() == "identifier"))
         .then(|| names.into_iter().zip(items).collect())
-}
-
-/// `f = lambda …`: the lambda's repr.
-fn lambda_repr(value: Node<'_>, source: &[u8]) -> Option<String> {
-    (value.kind() == "lambda").then(|| format!("<function {}>", qualified_name(value, source)))
-}
-
-/// A function's, class's or lambda's `__qualname__`: the enclosing classes' and
-/// functions' names (a function's followed by `<locals>`), then its own.
-fn qualified_name(node: Node<'_>, source: &[u8]) -> String {
-    let own = match node.kind() {
-        "lambda" => "<lambda>".to_owned(),
-        _ => text(node.child_by_field_name("name"), source).to_owned(),
-    };
-    let mut parts = vec![own];
-    let mut at = node.parent();
-    while let Some(parent) = at {
-        match parent.kind() {
-            "function_definition" => {
-                parts.push("<locals>".to_owned());
-                parts.push(text(parent.child_by_field_name("name"), source).to_owned());
-            }
-            "lambda" => {
-                parts.push("<locals>".to_owned());
-                parts.push("<lambda>".to_owned());
-            }
-            "class_definition" => parts.push(text(parent.child_by_field_name("name"), source).to_owned()),
-            _ => {}
-        }
-        at = parent.parent();
-    }
-    parts.reverse();
-    parts.join(".")
 }
 
 /// Whether a class's repr is `<class '__main__.Name'>` and its body starts from an empty

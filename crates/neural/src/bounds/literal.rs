@@ -1,4 +1,4 @@
-//! The repr a literal's text fixes (`[3, 4]`, `'ada'`, `{}`, `-1.5`), written as Python
+//! The repr a literal's text fixes (`[3, 4]`, `'ada'`, `{}`, `-1.5`, a lambda), written as Python
 //! writes it, without running anything. Only what can be told exactly from the text:
 //! sets (hash order), bytes, f-strings, complex numbers and non-ASCII symbols are left
 //! to the model.
@@ -46,6 +46,9 @@ pub(super) fn repr(node: Node<'_>, source: &[u8]) -> Option<String> {
                 _ => return None,
             }
         }
+        // A function's repr names its `__qualname__` (`<function <lambda>>`, `<function
+        // make.<locals>.<lambda>>`), as the tracer writes it without its address.
+        "lambda" => format!("<function {}>", qualified_name(node, source)),
         "list" => format!("[{}]", items(node, source)?.join(", ")),
         "tuple" => match items(node, source)?.as_slice() {
             [one] => format!("({one},)"),
@@ -75,6 +78,41 @@ pub(super) fn repr(node: Node<'_>, source: &[u8]) -> Option<String> {
         _ => return None,
     };
     (repr.len() <= MAX_REPR).then_some(repr)
+}
+
+/// A function's, class's or lambda's `__qualname__`: the enclosing classes' and
+/// functions' names (a function's followed by `<locals>`), then its own.
+pub(super) fn qualified_name(node: Node<'_>, source: &[u8]) -> String {
+    let own = match node.kind() {
+        "lambda" => "<lambda>".to_owned(),
+        _ => name_text(node, source).to_owned(),
+    };
+    let mut parts = vec![own];
+    let mut at = node.parent();
+    while let Some(parent) = at {
+        match parent.kind() {
+            "function_definition" => {
+                parts.push("<locals>".to_owned());
+                parts.push(name_text(parent, source).to_owned());
+            }
+            "lambda" => {
+                parts.push("<locals>".to_owned());
+                parts.push("<lambda>".to_owned());
+            }
+            "class_definition" => parts.push(name_text(parent, source).to_owned()),
+            _ => {}
+        }
+        at = parent.parent();
+    }
+    parts.reverse();
+    parts.join(".")
+}
+
+/// The text of `node`'s `name` field, or nothing.
+fn name_text<'s>(node: Node<'_>, source: &'s [u8]) -> &'s str {
+    node.child_by_field_name("name")
+        .and_then(|n| n.utf8_text(source).ok())
+        .unwrap_or_default()
 }
 
 fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
@@ -296,10 +334,33 @@ mod tests {
                 "{'a': [1, 2], 'b': (True, False)}",
             ),
             ("x = (5)", "5"),
+            (
+                "OPS = {'+': lambda a, b: a + b, '-': lambda a, b: a - b}",
+                "{'+': <function <lambda>>, '-': <function <lambda>>}",
+            ),
+            ("x = [lambda: 1]", "[<function <lambda>>]"),
         ];
         for (code, expected) in cases {
             assert_eq!(literal(code).as_deref(), Some(expected), "{code}");
         }
+    }
+
+    #[test]
+    fn a_lambda_is_named_by_where_it_is_written() {
+        let code = "def make():\n    return [lambda: 1]\n";
+        let tree = replayground_exec::python::parse(code).expect("parses");
+        let mut stack = vec![tree.root_node()];
+        let list = std::iter::from_fn(|| {
+            let node = stack.pop()?;
+            stack.extend(named_children(node));
+            Some(node)
+        })
+        .find(|n| n.kind() == "list")
+        .expect("the list");
+        assert_eq!(
+            repr(list, code.as_bytes()).as_deref(),
+            Some("[<function make.<locals>.<lambda>>]")
+        );
     }
 
     #[test]
