@@ -21,7 +21,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::llm::catalogue::{QWEN_CODER_0_5B, TOOLS_MODELS_DIR};
 use crate::project::{Project, run};
 
 #[derive(Parser)]
@@ -202,29 +201,10 @@ fn serve(project: &Project, addr: &str, server_args: &[String]) -> Result<()> {
             "replayground",
             "--",
         ])
+        // The server picks the playground's neural engine itself (the embedded 0.5B where
+        // setup installed it, else the bundled model) unless `server_args` choose one.
         .args(["serve", "--addr", addr, "--static-dir", "dist"])
-        .args(model_args(project, server_args))
         .args(server_args))
-}
-
-/// The playground's neural debugger, unless the server arguments choose a model (or none)
-/// themselves: the embedded Qwen2.5-Coder-0.5B in context where setup installed it (the
-/// best engine within 2 s a step), else the bundled from-scratch model.
-fn model_args(project: &Project, server_args: &[String]) -> Vec<String> {
-    let bundled = project.root.join("models/neural-debugger-tiny");
-    let chosen = server_args
-        .iter()
-        .any(|a| a.starts_with("--model-dir") || a == "--no-model");
-    let embedded = project.root.join(TOOLS_MODELS_DIR).join(QWEN_CODER_0_5B.file_name);
-    if chosen {
-        Vec::new()
-    } else if embedded.is_file() {
-        vec!["--model-dir".to_owned(), "qwen-0.5b".to_owned()]
-    } else if bundled.join("config.json").is_file() {
-        vec!["--model-dir".to_owned(), bundled.display().to_string()]
-    } else {
-        Vec::new()
-    }
 }
 
 fn bench(project: &Project, criterion_args: &[String]) -> Result<()> {

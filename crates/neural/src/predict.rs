@@ -84,7 +84,27 @@ pub fn prepare(
     code: &str,
     question: Question,
 ) -> Result<Prepared, Failure> {
-    let bad = |m: String| (ErrorCode::BadMessage, m);
+    prepare_in(model, steppable(trace)?, code, question)
+}
+
+/// What the page asks first about a run: step into from its first stop.
+pub fn prepare_first_step(
+    model: &LoadedModel,
+    trace: replayground_shared::Trace,
+    code: &str,
+) -> Result<Prepared, Failure> {
+    let tree = steppable(trace)?;
+    let question = Question {
+        at_event: tree.initial_stop().event().unwrap_or_default() as u32,
+        action: Action::StepInto,
+        samples: 1,
+        breakpoints: BTreeSet::new(),
+    };
+    prepare_in(model, tree, code, question)
+}
+
+/// The run as a tree to step through, or why the model cannot be asked about it.
+fn steppable(trace: replayground_shared::Trace) -> Result<StateTree, Failure> {
     match &trace.outcome {
         Outcome::Crashed { message } => {
             return Err((
@@ -94,18 +114,24 @@ pub fn prepare(
         }
         Outcome::SyntaxError { message, line, .. } => {
             let at = line.map(|l| format!(" on line {l}")).unwrap_or_default();
-            return Err(bad(format!(
-                "The program has a syntax error{at} ({message}); fix it and run it before asking the model."
-            )));
+            return Err((
+                ErrorCode::BadMessage,
+                format!("The program has a syntax error{at} ({message}); fix it and run it before asking the model."),
+            ));
         }
         _ => {}
     }
-    let tree = StateTree::new(trace).map_err(|e| {
+    StateTree::new(trace).map_err(|e| {
         (
             ErrorCode::CannotTrace,
             format!("The program's trace cannot be stepped through: {e}."),
         )
-    })?;
+    })
+}
+
+/// Works out the prompt for `question` about `code` from the tree of its real run.
+fn prepare_in(model: &LoadedModel, tree: StateTree, code: &str, question: Question) -> Result<Prepared, Failure> {
+    let bad = |m: String| (ErrorCode::BadMessage, m);
     let len = tree.len();
     let at = match question.at_event as usize {
         i if i < len => Stop::Event(i),
@@ -176,25 +202,6 @@ pub fn prepare(
         samples: question.samples,
         tree,
     })
-}
-
-/// What the page asks first about a run: step into from its first stop.
-pub fn prepare_first_step(
-    model: &LoadedModel,
-    trace: replayground_shared::Trace,
-    code: &str,
-) -> Result<Prepared, Failure> {
-    let first = StateTree::new(trace.clone())
-        .ok()
-        .and_then(|tree| tree.initial_stop().event())
-        .unwrap_or_default();
-    let question = Question {
-        at_event: first as u32,
-        action: Action::StepInto,
-        samples: 1,
-        breakpoints: BTreeSet::new(),
-    };
-    prepare(model, trace, code, question)
 }
 
 /// Why no prompt could be written.

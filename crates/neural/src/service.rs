@@ -146,8 +146,9 @@ impl NeuralService {
         Ok((name, rollout))
     }
 
-    /// Serves `engine`, loaded by the caller, at once.
-    pub fn install(&self, engine: Box<dyn Engine>) {
+    /// Serves `engine`, loaded by the test, at once.
+    #[cfg(test)]
+    pub(crate) fn install(&self, engine: Box<dyn Engine>) {
         self.set(Slot::Ready(Arc::new(LoadedModel::new(engine))));
     }
 

@@ -35,8 +35,7 @@ impl CodeFacts {
             return None;
         }
         let plain = |name: &str| self.program.plain_functions.contains(name);
-        let quiet_print = self.program.quiet_print(&self.source);
-        let pure = |name: &str| self.program.pure_builtin(name) || (name == "print" && quiet_print);
+        let pure = |name: &str| self.program.pure_builtin(name) || (name == "print" && self.program.quiet_print);
         let (name, at) = first_callee(self.tree.root_node(), self.source.as_bytes(), line, &plain, &pure)?;
         let mut scopes = self.scopes.iter().filter(|s| {
             s.name == name

@@ -86,19 +86,16 @@ pub(crate) struct Program {
     /// sees: bound once in the whole text, by a top-level `def` that is not decorated,
     /// `async` or a generator, and never a parameter.
     pub(crate) plain_functions: HashSet<String>,
+    /// Whether `print` without keywords runs none of the program's code: it is not
+    /// rebound, no special method or property of the program can be called implicitly
+    /// (`str()` of a value is a builtin's), and the text never reaches `sys.stdout`.
+    pub(crate) quiet_print: bool,
 }
 
 impl Program {
     /// Whether `name` is a builtin that changes nothing, and the program never rebinds it.
     pub(crate) fn pure_builtin(&self, name: &str) -> bool {
         PURE_BUILTINS.contains(&name) && !self.bound.contains(name)
-    }
-
-    /// Whether `print` without keywords runs none of the program's code: it is not
-    /// rebound, no special method or property of the program can be called implicitly
-    /// (`str()` of a value is a builtin's), and `source` never reaches `sys.stdout`.
-    pub(crate) fn quiet_print(&self, source: &str) -> bool {
-        !self.implicit_calls && !self.bound.contains("print") && !source.contains("stdout")
     }
 
     pub(crate) fn new(root: Node<'_>, source: &[u8]) -> Self {
@@ -147,6 +144,9 @@ impl Program {
             .map(|node| text(node.child_by_field_name("name"), source).to_owned())
             .collect();
         program.bound.extend(everything.bindings.into_iter().map(|b| b.name));
+        program.quiet_print = !program.implicit_calls
+            && !program.bound.contains("print")
+            && !String::from_utf8_lossy(source).contains("stdout");
         program
     }
 }
