@@ -37,6 +37,13 @@ pub(crate) fn defines_at_module_level(code: &str, name: &str) -> bool {
     binds(code, name, "")
 }
 
+/// Whether the script binds `name` at module level before it reads it: `x = x.reshape(…)`
+/// as the first line naming `x` binds it only after reading it, so `x` still needs a
+/// definition.
+pub(crate) fn bound_before_use(code: &str, name: &str) -> bool {
+    defines_at_module_level(code, name) && !reads_itself_first(code, name)
+}
+
 /// The binding forms of `name` in statements starting with `indent`; with any indent, a
 /// `for` target, an `as` target and a parameter count too. `import torch.nn` binds `torch`;
 /// `import torch.nn as nn` binds only `nn`.

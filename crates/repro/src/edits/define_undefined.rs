@@ -6,8 +6,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::code::{
-    UNSTATED_SHAPE, add_imports, defines, defines_at_module_level, insert_before_use, re, reads_itself_first,
-    shape_literal, value_reads, word,
+    UNSTATED_SHAPE, add_imports, bound_before_use, defines, insert_before_use, re, shape_literal, value_reads, word,
 };
 use super::complete_imports::{framework_import, import_for};
 use super::hoist_main_blocks::split_entry_point;
@@ -244,8 +243,7 @@ pub(crate) fn define_undefined(
     for name in undefined {
         // Reported undefined at module level: a parameter of the same name elsewhere does
         // not define it (only an edit of this round may have).
-        // `x = x.reshape(…)` binds it only after reading it.
-        if defines_at_module_level(code, name) && !reads_itself_first(code, name) {
+        if bound_before_use(code, name) {
             continue;
         }
         if let Some(line) = import_for(name) {

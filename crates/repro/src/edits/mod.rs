@@ -30,8 +30,8 @@ mod uncatch_reported;
 pub(crate) use append_observer::OBSERVER_MARK;
 pub(crate) use append_observer::append_observer;
 pub(crate) use code::{
-    add_imports, defines, defines_at_module_level, first_use_statement, inferred_shape, re, strip_strings, value_reads,
-    word,
+    add_imports, bound_before_use, defines, defines_at_module_level, first_use_statement, inferred_shape, re,
+    strip_strings, value_reads, word,
 };
 pub(crate) use comment_out_unparsable::comment_out_unparsable;
 pub(crate) use complete_imports::complete_imports;

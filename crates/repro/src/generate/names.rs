@@ -19,8 +19,8 @@ use super::GenInput;
 use super::llm::extract_code;
 use crate::checks::RuffDiagnostic;
 use crate::edits::{
-    add_imports, define_undefined, defines, defines_at_module_level, first_use_statement, inferred_shape,
-    strip_strings, value_reads, word,
+    add_imports, bound_before_use, define_undefined, defines, defines_at_module_level, first_use_statement,
+    inferred_shape, strip_strings, value_reads, word,
 };
 use crate::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
 use replayground_exec::sandbox::BoxFuture;
@@ -68,7 +68,7 @@ pub async fn resolve_undefined(
     // A renamed name is no longer used.
     let left: Vec<String> = names
         .iter()
-        .filter(|name| !defines_at_module_level(code, name) && !uses(code, name).is_empty())
+        .filter(|name| !bound_before_use(code, name) && !uses(code, name).is_empty())
         .cloned()
         .collect();
     let shape = inferred_shape(&format!(
@@ -80,10 +80,7 @@ pub async fn resolve_undefined(
     let (classes, values): (Vec<String>, Vec<String>) = left.iter().cloned().partition(|n| looks_like_class(n));
     edits.extend(define_undefined(code, &values, input.project, Some(&shape)));
     edits.extend(define_undefined(code, &classes, input.project, None));
-    let left: Vec<String> = left
-        .into_iter()
-        .filter(|name| !defines_at_module_level(code, name))
-        .collect();
+    let left: Vec<String> = left.into_iter().filter(|name| !bound_before_use(code, name)).collect();
     if left.is_empty() {
         return (edits, None);
     }
@@ -630,5 +627,25 @@ mod tests {
             "{prompt}"
         );
         assert_eq!(llm.prompts().len(), 1, "only what the rules left is asked");
+    }
+
+    #[tokio::test]
+    async fn a_name_the_script_reads_before_binding_it_still_gets_data() {
+        // Development case 21: the snippet starts `x = x.reshape(-1, 28, 28, 1)`; the rules
+        // defined `x`, the LLM path took the line for its definition and ran into NameError.
+        let report = ParsedReport::from(BugReport {
+            title: "InvalidArgumentError on 28x28 pictures".into(),
+            ..BugReport::default()
+        });
+        let restructured = restructure_rules(&report);
+        let input = GenInput::of_report(&report, &restructured);
+        let mut code = "import numpy as np\nx = x.reshape(-1, 28, 28, 1)\nmodel.fit(x, y)\n".to_owned();
+        let llm = ScriptedLlm::new(vec![]);
+        let names = ["x".to_owned(), "y".to_owned()];
+        let (_, error) = resolve_undefined(&llm, &input, &mut code, &names, 0, None).await;
+        assert!(error.is_none());
+        let defined = code.find("x = np.random").expect("x gets synthetic data");
+        assert!(defined < code.find("x = x.reshape").unwrap(), "{code}");
+        assert!(code.contains("y = "), "{code}");
     }
 }
