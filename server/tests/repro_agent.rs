@@ -608,3 +608,36 @@ async fn project_context_completes_a_snippet_that_calls_project_code() {
     let script = outcome.script.unwrap();
     assert!(script.contains("def normalize"), "{script}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_llm_the_projects_draft_runs_first_for_a_report_without_code() {
+    // repro-suite 01 with the 0.5B: the tools' draft from the project showed the bug by
+    // itself, but only the LLM's lines after it ran, and they did not parse. The draft now
+    // runs first; the LLM is never asked.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("train.py"),
+        "import numpy as np\n\np = np.array([0.0, 1.0])\nfor epoch in range(3):\n    loss = -np.mean(np.log(p))\n    print(f\"epoch {epoch} loss {loss}\")\n",
+    )
+    .unwrap();
+    let project = Arc::new(Project::from_dir(dir.path()).unwrap());
+    let report = BugReport {
+        title: "loss is inf from the first epoch of train.py".into(),
+        observed: "epoch 0 loss inf\nepoch 1 loss inf".into(),
+        ..BugReport::default()
+    };
+    let scripted = scripted_replies(&[(LlmTask::Generate, "```python\nprint(f'loss\n```")]);
+    let llm: Arc<dyn Llm> = scripted.clone();
+    let (outcome, events) = reproduce_in(report, Some(project), &deps(Some(llm))).await;
+    assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
+    assert_eq!(outcome.attempts, 1, "{events:#?}");
+    assert_eq!(scripted.asked(LlmTask::Generate), 0);
+    // Without a project or code the rules' skeleton is not run: the LLM drafts first.
+    let scripted = scripted_replies(&[(
+        LlmTask::Generate,
+        "```python\nimport numpy as np\np = np.array([0.0, 1.0])\nprint('loss:', -np.log(p).mean())\n```",
+    )]);
+    let (outcome, events) = reproduce_inf_loss(&scripted).await;
+    assert!(outcome.reproduced, "{outcome:?}\n{events:#?}");
+    assert_eq!(outcome.attempts, 1, "{events:#?}");
+}

@@ -433,10 +433,15 @@ async fn run(
         let mut previous_by_tools = false;
         // LLM drafts in a row that repeated an earlier script.
         let mut repeats = 0;
-        // With an LLM and a report that carries code, the rules' own rework of that code
-        // runs first, on top of the LLM's attempts: it takes seconds, and a case the rules
-        // reproduce is not left to a small model's draft. The LLM then drafts afresh.
-        let rules_first = llm_working && !report.code().is_empty();
+        // With an LLM, the rules' own script (the report's code and the project's, assembled
+        // by the tools: the draft the LLM continues) runs first, on top of the LLM's
+        // attempts: it takes seconds, and a case that draft reproduces is not left to a
+        // small model's lines after it. The LLM then drafts afresh. A skeleton (no code,
+        // no context) is not run: it cannot show the bug.
+        let mut rules_draft = llm_working
+            .then(|| generate::rule_candidate(&input))
+            .filter(|draft| !draft.is_skeleton());
+        let rules_first = rules_draft.is_some();
         for round in 0..config.attempts_per_context.max(1) + u32::from(rules_first) {
             if events.is_closed() {
                 break 'contexts;
@@ -464,7 +469,7 @@ async fn run(
             let rules_round = rules_first && round == 0;
             let candidate = if rules_round {
                 attempt_started(events, attempt, context_number).await;
-                let rules = generate::rule_candidate(&input);
+                let rules = rules_draft.take().expect("rules_first implies the rules' draft");
                 emit_lines(events, attempt, &rules.code).await;
                 rules
             } else if let Some(next) = tooled {

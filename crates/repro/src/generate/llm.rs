@@ -310,9 +310,7 @@ pub async fn llm_candidate(
         (None, Some(prior)) => split_observer(&prior.candidate.code),
         (None, None) => ("", ""),
     };
-    let has_draft = tools
-        .as_ref()
-        .is_some_and(|t| !t.edits.iter().any(|e| e.contains("wrote a skeleton")));
+    let has_draft = tools.as_ref().is_some_and(|t| !t.is_skeleton());
     let feedback = previous.map(|prior| prior.feedback_with_line());
     let (ask, max_tokens) = match (previous, feedback.as_deref()) {
         (Some(prior), Some(feedback)) => match appended_lines(&prior.candidate.code) {

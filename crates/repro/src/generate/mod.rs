@@ -30,6 +30,14 @@ pub struct Candidate {
     pub edits: Vec<String>,
 }
 
+impl Candidate {
+    /// Whether this is the rules' skeleton for a report with neither code nor project
+    /// context: a start for an LLM, never a script that could show the bug.
+    pub fn is_skeleton(&self) -> bool {
+        self.edits.iter().any(|e| e == rules::SKELETON_EDIT)
+    }
+}
+
 /// What a generator knows about the bug.
 #[derive(Debug, Clone, Copy)]
 pub struct GenInput<'a> {

@@ -194,10 +194,13 @@ fn base_code(input: &GenInput<'_>) -> (String, Vec<String>) {
             "# The report has no code and no project context: a skeleton to complete.\n{import}\n\n# Problem: {}\n",
             input.restructured.problem.lines().next().unwrap_or("")
         );
-        edits.push("the report has no code: wrote a skeleton that cannot show the bug by itself".to_owned());
+        edits.push(SKELETON_EDIT.to_owned());
     }
     (code, edits)
 }
+
+/// The edit that marks a script the rules could only sketch (see [`Candidate::is_skeleton`]).
+pub(super) const SKELETON_EDIT: &str = "the report has no code: wrote a skeleton that cannot show the bug by itself";
 
 /// `code` without its top-level `def`/`class` blocks (decorators included) named in `names`.
 fn without_blocks(code: &str, names: &BTreeSet<String>) -> String {
