@@ -44,7 +44,7 @@ pub(crate) use fix_seeds::fix_seeds;
 pub(crate) use hoist_main_blocks::hoist_main_blocks;
 pub(crate) use migrate_deprecated::migrate_deprecated;
 pub(crate) use migrate_keras1::migrate_keras1;
-pub(crate) use repair_indentation::repair_indentation;
+pub(crate) use repair_indentation::{fill_empty_blocks, repair_indentation};
 pub(crate) use run_on_cpu::run_on_cpu;
 pub(crate) use show_warnings::show_warnings;
 pub(crate) use shrink_loops::shrink_loops;

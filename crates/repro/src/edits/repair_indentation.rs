@@ -121,6 +121,86 @@ pub(crate) fn repair_indentation(code: &mut String) -> Option<String> {
     ))
 }
 
+/// Gives a block whose body is only comments a `pass`: small models write
+/// `try:\n    # code that triggers the bug\nexcept …`, which Python refuses (tree-sitter
+/// does not). Only a header followed by deeper comment lines, or by nothing, is filled: a
+/// header followed at once by a shallower statement is a slip of another kind.
+pub(crate) fn fill_empty_blocks(code: &mut String) -> Option<String> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut scanner = Scanner::default();
+    // Each header's line index and indentation, with whether a deeper comment followed it.
+    let mut open: Option<(usize, usize, bool)> = None;
+    let mut fill: Vec<(usize, usize)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let text = line.trim_start();
+        let indent = line.len() - text.len();
+        if scanner.continues() {
+            if scanner.read(line) {
+                open = Some((i, indent_of_statement(&lines, i), false));
+            }
+            continue;
+        }
+        if text.is_empty() {
+            continue;
+        }
+        if text.starts_with('#') {
+            if let Some((_, header, commented)) = open.as_mut() {
+                *commented |= indent > *header;
+            }
+            continue;
+        }
+        if let Some((at, header, commented)) = open.take()
+            && indent <= header
+            && commented
+        {
+            fill.push((at, header));
+        }
+        if scanner.read(line) {
+            open = Some((i, indent, false));
+        }
+    }
+    if let Some((at, header, _)) = open {
+        fill.push((at, header));
+    }
+    if fill.is_empty() {
+        return None;
+    }
+    let mut out: Vec<String> = Vec::with_capacity(lines.len() + fill.len());
+    for (i, line) in lines.iter().enumerate() {
+        out.push((*line).to_owned());
+        if let Some((_, header)) = fill.iter().find(|(at, _)| *at == i) {
+            out.push(format!("{}pass", " ".repeat(header + 4)));
+        }
+    }
+    let mut filled = out.join("\n");
+    if code.ends_with('\n') {
+        filled.push('\n');
+    }
+    if !crate::checks::structural(&filled).passed {
+        return None;
+    }
+    *code = filled;
+    Some(format!(
+        "gave {} block(s) holding only comments a `pass`, which Python needs",
+        fill.len()
+    ))
+}
+
+/// The indentation of the statement that line `i` ends (a header spread over lines
+/// starts on an earlier one).
+fn indent_of_statement(lines: &[&str], i: usize) -> usize {
+    let mut scanner = Scanner::default();
+    let mut start = 0;
+    for (j, line) in lines.iter().enumerate().take(i + 1) {
+        if !scanner.continues() {
+            start = j;
+        }
+        scanner.read(line);
+    }
+    let line = lines[start];
+    line.len() - line.trim_start().len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +238,30 @@ mod tests {
         let mut code = broken.to_owned();
         assert!(repair_indentation(&mut code).is_none());
         assert_eq!(code, broken);
+    }
+
+    #[test]
+    fn a_block_of_comments_only_gets_a_pass() {
+        // Development case 13 with the 0.5B: its appended lines never ran.
+        let mut code = "x = 1\ntry:\n    # Code to reproduce the bug\nexcept Exception as e:\n    print(e)\nfor i in range(2):\n    # nothing yet\n".to_owned();
+        let edit = fill_empty_blocks(&mut code).unwrap();
+        assert_eq!(
+            code,
+            "x = 1\ntry:\n    pass\n    # Code to reproduce the bug\nexcept Exception as e:\n    print(e)\nfor i in range(2):\n    pass\n    # nothing yet\n"
+        );
+        assert!(edit.starts_with("gave 2 block(s)"), "{edit}");
+        // A header over several lines gets its body at the statement's indentation.
+        let mut code = "def f(a,\n      b):\n    # todo\nprint(1)\n".to_owned();
+        fill_empty_blocks(&mut code).unwrap();
+        assert_eq!(code, "def f(a,\n      b):\n    pass\n    # todo\nprint(1)\n");
+        // Bodies, dict literals and a header followed at once by a shallower line are left alone.
+        for fine in [
+            "if x:\n    y = 1\n",
+            "d = {\n    'a': 1,\n}\n",
+            "if x:\nprint(y)\n",
+            "s = 'a:'\n",
+        ] {
+            assert!(fill_empty_blocks(&mut fine.to_owned()).is_none(), "{fine}");
+        }
     }
 }

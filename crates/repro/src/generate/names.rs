@@ -86,7 +86,7 @@ pub async fn resolve_undefined(
     }
     let mut blocks: Vec<(String, Ask, String)> = Vec::new();
     for name in left.iter().take(MAX_ASKED) {
-        let ask = if looks_like_class(name) {
+        let ask = if looks_like_class(name) || used_as_function(code, name) {
             Ask::Import
         } else if used_as_module(code, name) {
             Ask::Module
@@ -100,7 +100,8 @@ pub async fn resolve_undefined(
         }
     }
     // An import that does not run was made up: a class-like name is then the reporter's
-    // own class; a module-like one is left to the next rewrite.
+    // own class, a called one the reporter's own function; a module-like one is left to
+    // the next rewrite.
     let imports: Vec<String> = blocks
         .iter()
         .filter(|(_, _, b)| is_import(b))
@@ -120,7 +121,12 @@ pub async fn resolve_undefined(
                 tracing::debug!(%block, "the LLM's import does not run");
                 block.clear();
                 if *ask == Ask::Import {
-                    match ask_definition(llm, code, name, Ask::Class, seed).await {
+                    let own = if looks_like_class(name) {
+                        Ask::Class
+                    } else {
+                        Ask::Function
+                    };
+                    match ask_definition(llm, code, name, own, seed).await {
                         Ok(Some(class)) => *block = class,
                         Ok(None) => {}
                         Err(e) => return (edits, Some(e)),
@@ -216,6 +222,8 @@ enum Ask {
     Value,
     /// A minimal class of the reporter's own, when no import of it runs.
     Class,
+    /// A minimal function of the reporter's own, for a called name no import provides.
+    Function,
 }
 
 /// One LLM answer for `name`: the block of it that binds the name, if any.
@@ -229,7 +237,14 @@ async fn ask_definition(
     let (messages, prefill) = definition_messages(code, name, ask);
     let params = GenParams {
         seed,
-        ..GenParams::new(LlmTask::Define, if ask == Ask::Class { 160 } else { 48 })
+        ..GenParams::new(
+            LlmTask::Define,
+            if matches!(ask, Ask::Class | Ask::Function) {
+                160
+            } else {
+                48
+            },
+        )
     };
     let answer = llm.complete(&messages, &params, &mut |_| {}).await?;
     let answer = if answer.trim_start().starts_with("```") {
@@ -241,8 +256,10 @@ async fn ask_definition(
     tracing::debug!(%answer, kept = kept.len(), ?ask, "the LLM's definition of an undefined name");
     let wanted = |block: &String| match ask {
         Ask::Import | Ask::Module => is_import(block),
-        Ask::Class => !is_import(block),
-        Ask::Value => true,
+        Ask::Class | Ask::Function => !is_import(block),
+        // `tqdm = 1` for a name the script calls, or `loader = 1` for one it loops over,
+        // only trades a NameError for a TypeError.
+        Ask::Value => !(is_bare_literal(block) && used_as_object(code, name)),
     };
     Ok(kept.into_iter().find(wanted))
 }
@@ -287,6 +304,13 @@ fn definition_messages(code: &str, name: &str, ask: Ask) -> (Vec<ChatMessage>, S
             ),
             format!("```python\nclass {name}"),
         ),
+        Ask::Function => (
+            format!(
+                "No installed library has `{name}`: it is the reporter's own function. Write a minimal definition \
+                 of it that fits how the lines above call it (its arguments, what it returns)."
+            ),
+            format!("```python\ndef {name}("),
+        ),
     };
     let _ = write!(user, "\n{what} Write nothing else.");
     let messages = vec![
@@ -307,6 +331,36 @@ fn used_as_module(code: &str, name: &str) -> bool {
     let uses = crate::edits::re(&format!(r"\b{n}\b")).find_iter(&code).count();
     let attributes = crate::edits::re(&format!(r"\b{n}\.\w")).find_iter(&code).count();
     uses > 0 && uses == attributes
+}
+
+/// Whether the script only ever calls `name` (`tqdm(loader)`, `train_test_split(x, y)`):
+/// a function, which an import provides or the reporter wrote.
+fn used_as_function(code: &str, name: &str) -> bool {
+    let code = strip_strings(code);
+    let n = regex::escape(name);
+    let uses = crate::edits::re(&format!(r"\b{n}\b")).find_iter(&code).count();
+    let calls = crate::edits::re(&format!(r"(?:^|[^.\w]){n}\s*\("))
+        .find_iter(&code)
+        .count();
+    uses > 0 && uses == calls
+}
+
+/// Whether the script calls `name`, loops over it, indexes it or reads its attributes: no
+/// number or string can stand for it.
+fn used_as_object(code: &str, name: &str) -> bool {
+    let code = strip_strings(code);
+    let n = regex::escape(name);
+    crate::edits::re(&format!(
+        r"(?:^|[^.\w]){n}\s*[(\[.]|\bin\s+{n}\b\s*(?::|\))|\bin\s+\w+\(\s*{n}\b"
+    ))
+    .is_match(&code)
+}
+
+/// Whether a definition block assigns a bare number, string, bool or `None`.
+fn is_bare_literal(block: &str) -> bool {
+    block.split_once('=').is_some_and(|(_, value)| {
+        crate::edits::re(r#"^\s*(?:-?[\d.]+(?:e-?\d+)?|True|False|None|'[^']*'|"[^"]*")\s*$"#).is_match(value)
+    })
 }
 
 /// Whether `name` is written like a class (`Input`, `Conv2D`, `TransitionLayer`; not `X`,
@@ -647,5 +701,48 @@ mod tests {
         let defined = code.find("x = np.random").expect("x gets synthetic data");
         assert!(defined < code.find("x = x.reshape").unwrap(), "{code}");
         assert!(code.contains("y = "), "{code}");
+    }
+
+    #[tokio::test]
+    async fn a_called_name_is_imported_or_written_as_a_function_never_a_number() {
+        // Development case 13 with the 0.5B: `tqdm = 1` and `author_dataloader = 1`.
+        let report = ParsedReport::from(BugReport::default());
+        let restructured = restructure_rules(&report);
+        let input = GenInput::of_report(&report, &restructured);
+        let mut code = "import torch\nfor feature, target in tqdm(loader):\n    print(feature)\n".to_owned();
+        let llm = ScriptedLlm::new(vec![
+            ScriptedReply::For {
+                task: LlmTask::Define,
+                reply: "tqdm import tqdm\n```".into(),
+            },
+            ScriptedReply::For {
+                task: LlmTask::Define,
+                reply: "1\n```".into(),
+            },
+            ScriptedReply::For {
+                task: LlmTask::Define,
+                reply: "iterable):\n    return iterable\n```".into(),
+            },
+        ]);
+        let names = ["tqdm".to_owned(), "loader".to_owned()];
+        let (_, error) = resolve_undefined(&llm, &input, &mut code, &names, 0, Some(&NothingImports)).await;
+        assert!(error.is_none());
+        assert!(
+            llm.prompts()[0].1.contains("Write the import line"),
+            "a called name is asked for its import"
+        );
+        assert!(
+            code.contains("def tqdm(iterable):\n    return iterable\nfor feature"),
+            "its import does not run: the reporter's own function: {code}"
+        );
+        assert!(
+            !code.contains("loader = 1"),
+            "no number for what the script loops over: {code}"
+        );
+        assert!(used_as_function("y = tqdm(x)\nz = tqdm(y)\n", "tqdm"));
+        assert!(!used_as_function("y = tqdm(x)\nf = tqdm\n", "tqdm") && !used_as_function("m.tqdm(x)\n", "tqdm"));
+        assert!(used_as_object("for a in loader:\n", "loader") && used_as_object("x = data[0]\n", "data"));
+        assert!(!used_as_object("n = size * 2\n", "size"));
+        assert!(is_bare_literal("loader = 1") && is_bare_literal("x = 'a'") && !is_bare_literal("x = np.ones(3)"));
     }
 }

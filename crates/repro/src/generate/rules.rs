@@ -10,9 +10,9 @@ use regex::Regex;
 
 use super::{Candidate, GenInput};
 use crate::edits::{
-    EditAction, append_observer, complete_imports, dedent, detach_project_imports, drive_context, fix_seeds,
-    hoist_main_blocks, inferred_shape, migrate_deprecated, migrate_keras1, re, repair_indentation, run_on_cpu,
-    show_warnings, shrink_loops, strip_notebook, synthesize_data, synthesize_datasets, synthesize_images,
+    EditAction, append_observer, complete_imports, dedent, detach_project_imports, drive_context, fill_empty_blocks,
+    fix_seeds, hoist_main_blocks, inferred_shape, migrate_deprecated, migrate_keras1, re, repair_indentation,
+    run_on_cpu, show_warnings, shrink_loops, strip_notebook, synthesize_data, synthesize_datasets, synthesize_images,
     uncatch_reported,
 };
 use crate::report::looks_like_python;
@@ -60,12 +60,13 @@ pub fn rule_candidate(input: &GenInput<'_>) -> Candidate {
 /// (its output, how it drives the code) is left alone.
 pub(crate) fn polish_draft(input: &GenInput<'_>, code: &mut String) -> Vec<String> {
     let facts = ReportFacts::of(input);
-    let actions: [&EditAction<'_>; 15] = [
+    let actions: [&EditAction<'_>; 16] = [
         &|code| detach_project_imports(code, input.project_modules, input.project),
         &|code| uncatch_reported(code, input.restructured),
         &strip_notebook,
         &dedent,
         &repair_indentation,
+        &fill_empty_blocks,
         &|code| migrate_deprecated(code, &facts.words),
         &|code| migrate_keras1(code, &input.restructured.observed),
         &|code| run_on_cpu(code, &input.restructured.observed),
