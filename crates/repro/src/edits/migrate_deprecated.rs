@@ -37,7 +37,20 @@ pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<Stri
         let name = name.split(['(', '[']).next().unwrap_or(name);
         report.contains(&format!("attribute '{name}'"))
     };
-    let done = rewrite(code, RULES.iter().filter(|(_, _, what)| !removed_is_the_bug(what)));
+    static KERAS_LR: LazyLock<Vec<Rewrite>> = LazyLock::new(|| {
+        vec![(
+            re(r"\b((?:SGD|Adam|AdamW|RMSprop|Adagrad|Adadelta|Adamax|Nadam|Ftrl)\([^()]*?)\blr\s*="),
+            "${1}learning_rate=",
+            "Keras optimizer lr= → learning_rate=",
+        )]
+    });
+    let mut done = rewrite(code, RULES.iter().filter(|(_, _, what)| !removed_is_the_bug(what)));
+    // Keras's optimizers renamed `lr`; the old name warns (TensorFlow 2.x) or fails (Keras
+    // 3), which a run then shows instead of the bug. torch's optimizers keep `lr`.
+    let keras_only = code.contains("keras") && !code.contains("torch");
+    if keras_only && !report.contains("'lr'") && !report.contains("`lr`") {
+        done.extend(rewrite(code, KERAS_LR.iter()));
+    }
     (!done.is_empty()).then(|| format!("migrated deprecated APIs: {}", done.join(", ")))
 }
 
@@ -51,5 +64,23 @@ mod tests {
         let edit = migrate_deprecated(&mut code, "AttributeError: module 'numpy' has no attribute 'float'").unwrap();
         assert_eq!(code, "x = np.float(1)\ny = int(2)\n");
         assert!(edit.contains("np.int") && !edit.contains("np.float"), "{edit}");
+    }
+
+    #[test]
+    fn keras_optimizers_take_learning_rate_torch_ones_keep_lr() {
+        // Development case 45: `SGD(lr=0.01)` made Keras warn, and the run showed the
+        // warning instead of the regression that does not learn.
+        let mut code = "from tensorflow.keras.optimizers import SGD\nopt = SGD(momentum=0.9, lr=0.01)\n".to_owned();
+        let edit = migrate_deprecated(&mut code, "the model does not learn").unwrap();
+        assert_eq!(
+            code,
+            "from tensorflow.keras.optimizers import SGD\nopt = SGD(momentum=0.9, learning_rate=0.01)\n"
+        );
+        assert!(edit.contains("learning_rate"), "{edit}");
+        let torch = "import torch\nfrom tensorflow import keras\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n";
+        assert!(migrate_deprecated(&mut torch.to_owned(), "").is_none());
+        // A report about the keyword itself keeps it.
+        let mut code = "import keras\nopt = keras.optimizers.Adam(lr=1e-3)\n".to_owned();
+        assert!(migrate_deprecated(&mut code, "TypeError: unexpected keyword argument 'lr'").is_none());
     }
 }
