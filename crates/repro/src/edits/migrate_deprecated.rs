@@ -26,6 +26,13 @@ pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<Stri
             (re(r"\btorch\.autograd\.Variable\(([^()]*)\)"), "$1", "Variable(x) → x"),
         ]
     });
+    static KERAS_LR: LazyLock<Vec<Rewrite>> = LazyLock::new(|| {
+        vec![(
+            re(r"\b((?:SGD|Adam|AdamW|RMSprop|Adagrad|Adadelta|Adamax|Nadam|Ftrl)\([^()]*?)\blr\s*="),
+            "${1}learning_rate=",
+            "Keras optimizer lr= → learning_rate=",
+        )]
+    });
     // The API whose removal is the reported error stays.
     let removed_is_the_bug = |what: &str| {
         let name = what
@@ -37,13 +44,6 @@ pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<Stri
         let name = name.split(['(', '[']).next().unwrap_or(name);
         report.contains(&format!("attribute '{name}'"))
     };
-    static KERAS_LR: LazyLock<Vec<Rewrite>> = LazyLock::new(|| {
-        vec![(
-            re(r"\b((?:SGD|Adam|AdamW|RMSprop|Adagrad|Adadelta|Adamax|Nadam|Ftrl)\([^()]*?)\blr\s*="),
-            "${1}learning_rate=",
-            "Keras optimizer lr= → learning_rate=",
-        )]
-    });
     let mut done = rewrite(code, RULES.iter().filter(|(_, _, what)| !removed_is_the_bug(what)));
     // Keras's optimizers renamed `lr`; the old name warns (TensorFlow 2.x) or fails (Keras
     // 3), which a run then shows instead of the bug. torch's optimizers keep `lr`.
