@@ -46,8 +46,11 @@ pub(crate) fn migrate_deprecated(code: &mut String, report: &str) -> Option<Stri
     };
     let mut done = rewrite(code, RULES.iter().filter(|(_, _, what)| !removed_is_the_bug(what)));
     // Keras's optimizers renamed `lr`; the old name warns (TensorFlow 2.x) or fails (Keras
-    // 3), which a run then shows instead of the bug. torch's optimizers keep `lr`.
-    let keras_only = code.contains("keras") && !code.contains("torch");
+    // 3), which a run then shows instead of the bug. torch's optimizers keep `lr`. A
+    // snippet may import nothing yet (the imports are completed later): the report then
+    // names its framework.
+    let keras = |text: &str| text.contains("keras") || text.contains("Keras");
+    let keras_only = (keras(code) || keras(report)) && !code.contains("torch") && !report.contains("torch");
     if keras_only && !report.contains("'lr'") && !report.contains("`lr`") {
         done.extend(rewrite(code, KERAS_LR.iter()));
     }
@@ -77,6 +80,10 @@ mod tests {
             "from tensorflow.keras.optimizers import SGD\nopt = SGD(momentum=0.9, learning_rate=0.01)\n"
         );
         assert!(edit.contains("learning_rate"), "{edit}");
+        // A snippet without imports yet, from a report about Keras.
+        let mut code = "model.compile(optimizer=SGD(lr=0.01), loss='mse')\n".to_owned();
+        assert!(migrate_deprecated(&mut code, "I just started learning keras").is_some());
+        assert!(code.contains("SGD(learning_rate=0.01)"), "{code}");
         let torch = "import torch\nfrom tensorflow import keras\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n";
         assert!(migrate_deprecated(&mut torch.to_owned(), "").is_none());
         // A report about the keyword itself keeps it.
