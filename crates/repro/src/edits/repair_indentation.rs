@@ -131,12 +131,14 @@ pub(crate) fn fill_empty_blocks(code: &mut String) -> Option<String> {
     // Each header's line index and indentation, with whether a deeper comment followed it.
     let mut open: Option<(usize, usize, bool)> = None;
     let mut fill: Vec<(usize, usize)> = Vec::new();
+    // The indentation of the statement being read (a header may span several lines).
+    let mut statement = 0;
     for (i, line) in lines.iter().enumerate() {
         let text = line.trim_start();
         let indent = line.len() - text.len();
         if scanner.continues() {
             if scanner.read(line) {
-                open = Some((i, indent_of_statement(&lines, i), false));
+                open = Some((i, statement, false));
             }
             continue;
         }
@@ -155,6 +157,7 @@ pub(crate) fn fill_empty_blocks(code: &mut String) -> Option<String> {
         {
             fill.push((at, header));
         }
+        statement = indent;
         if scanner.read(line) {
             open = Some((i, indent, false));
         }
@@ -184,21 +187,6 @@ pub(crate) fn fill_empty_blocks(code: &mut String) -> Option<String> {
         "gave {} block(s) holding only comments a `pass`, which Python needs",
         fill.len()
     ))
-}
-
-/// The indentation of the statement that line `i` ends (a header spread over lines
-/// starts on an earlier one).
-fn indent_of_statement(lines: &[&str], i: usize) -> usize {
-    let mut scanner = Scanner::default();
-    let mut start = 0;
-    for (j, line) in lines.iter().enumerate().take(i + 1) {
-        if !scanner.continues() {
-            start = j;
-        }
-        scanner.read(line);
-    }
-    let line = lines[start];
-    line.len() - line.trim_start().len()
 }
 
 #[cfg(test)]
