@@ -326,23 +326,23 @@ fn definition_messages(code: &str, name: &str, ask: Ask) -> (Vec<ChatMessage>, S
 
 /// Whether every use of `name` reads an attribute of it (`pytorch.tensor(…)`): a module.
 fn used_as_module(code: &str, name: &str) -> bool {
+    every_use_is(code, name, r"\b{n}\.\w")
+}
+
+/// Whether `name` is used at all and every use matches `pattern` (`{n}` stands for the
+/// escaped name), outside strings and comments.
+fn every_use_is(code: &str, name: &str, pattern: &str) -> bool {
     let code = strip_strings(code);
     let n = regex::escape(name);
     let uses = crate::edits::re(&format!(r"\b{n}\b")).find_iter(&code).count();
-    let attributes = crate::edits::re(&format!(r"\b{n}\.\w")).find_iter(&code).count();
-    uses > 0 && uses == attributes
+    let matching = crate::edits::re(&pattern.replace("{n}", &n)).find_iter(&code).count();
+    uses > 0 && uses == matching
 }
 
 /// Whether the script only ever calls `name` (`tqdm(loader)`, `train_test_split(x, y)`):
 /// a function, which an import provides or the reporter wrote.
 fn used_as_function(code: &str, name: &str) -> bool {
-    let code = strip_strings(code);
-    let n = regex::escape(name);
-    let uses = crate::edits::re(&format!(r"\b{n}\b")).find_iter(&code).count();
-    let calls = crate::edits::re(&format!(r"(?:^|[^.\w]){n}\s*\("))
-        .find_iter(&code)
-        .count();
-    uses > 0 && uses == calls
+    every_use_is(code, name, r"(?:^|[^.\w]){n}\s*\(")
 }
 
 /// Whether the script calls `name`, loops over it, indexes it or reads its attributes: no
