@@ -308,6 +308,53 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
     assert!(bounded * 10 >= steps * 9, "only {bounded} of {steps} steps bounded");
 }
 
+/// The stepwise engine's stopping rules are pdb's: from every stop of every realistic
+/// program's real run, each multi-event action the rules accept (`step_over`,
+/// `step_return`, `continue` and `breakpoint:N` on each executed line, with a breakpoint
+/// already set) walked one real `step_into` at a time lands where the debugger does; and
+/// they accept most of the starts.
+#[tokio::test]
+async fn stepping_into_until_the_stop_rule_holds_lands_where_the_debugger_stops() {
+    use replayground_server::neural::bounds::CodeFacts;
+    use replayground_server::neural::stepwise::StopRule;
+    use replayground_shared::{Action, StateTree, Stop};
+    use std::collections::BTreeSet;
+
+    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
+    let (mut judged, mut asked) = (0, 0);
+    for program in realistic_programs() {
+        let trace = tracer.trace(&program.source, "").await.unwrap();
+        let tree = StateTree::new(trace).unwrap();
+        let facts = CodeFacts::new(&program.source);
+        let lines: Vec<u32> = tree.executed_lines().into_iter().collect();
+        let mut actions = vec![Action::StepOver, Action::StepReturn, Action::Continue];
+        actions.extend(lines.iter().map(|&l| Action::Breakpoint(l)));
+        let set = BTreeSet::from([lines[lines.len() / 2]]);
+        for i in 0..tree.len() {
+            let at = Stop::Event(i);
+            let from = tree.state(at);
+            for &action in &actions {
+                let expected = tree.step(at, action, &mut set.clone());
+                asked += 1;
+                let Some(rule) = StopRule::new(facts.as_ref(), &from, action, &set) else {
+                    continue;
+                };
+                judged += 1;
+                assert_eq!(
+                    rule.walk(&tree, at),
+                    expected,
+                    "{}: {action} from event {i} ({from:?})",
+                    program.name
+                );
+            }
+        }
+    }
+    assert!(
+        judged * 10 >= asked * 8,
+        "the rules judged only {judged} of {asked} starts"
+    );
+}
+
 /// The worked examples the code LLM's prompt teaches with are what the real tracer and
 /// debugger write: each forward one replays from the program's first stop, each inverse
 /// one from the stop its first state shows, action by action, to the same states.

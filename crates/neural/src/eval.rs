@@ -293,9 +293,8 @@ pub fn next_state(
             reading += read.elapsed();
             programs += 1;
         }
-        let prompt = debugger.prompt(&e.prefix, e.step_action, sampling)?;
         let guide = Guide::after(&e.prefix, e.step_action);
-        let prediction = debugger.predict(&prompt, &guide, sampling, &mut |_| {})?;
+        let prediction = debugger.answer(&e.prefix, e.step_action, None, sampling, &mut |_| {})?;
         report.tokens_generated += prediction.tokens;
         report.bounds_dropped += usize::from(prediction.bounds_dropped);
         let predicted = prediction.state.as_ref().ok().map(normalize_state);

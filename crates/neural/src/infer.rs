@@ -14,7 +14,7 @@
 //! Inverse mode samples k candidate previous states ([`NeuralDebugger::sample_previous`])
 //! and [`mark_consistent`] checks each against the real execution.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
@@ -316,6 +316,32 @@ pub trait Engine: Send {
         sampling: &Sampling,
         on_text: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Prediction>;
+
+    /// The state after `action` from the end of `prefix`, with `breakpoints` set besides
+    /// a forward trajectory's own where the caller knows them: by default one
+    /// prediction from [`Engine::prompt`] under the code's and the action's bounds; an
+    /// engine may work towards it in several (see [`crate::stepwise`]).
+    fn answer(
+        &mut self,
+        prefix: &Trajectory,
+        action: Action,
+        breakpoints: Option<&BTreeSet<u32>>,
+        sampling: &Sampling,
+        on_text: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Prediction> {
+        let prompt = self.prompt(prefix, action, sampling)?;
+        let guide = match breakpoints {
+            Some(set) => Guide::after_with_breakpoints(prefix, action, set),
+            None => Guide::after(prefix, action),
+        };
+        self.predict(&prompt, &guide, sampling, on_text)
+    }
+
+    /// Whether [`Engine::answer`] does more than predict once from [`Engine::prompt`],
+    /// so that a caller holding a ready prompt must still ask it.
+    fn answers_stepwise(&self) -> bool {
+        false
+    }
 
     /// k answers to `prompt`, candidate `i` sampled with seed `sampling.seed + i`.
     fn sample(

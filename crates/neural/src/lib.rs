@@ -27,6 +27,7 @@ pub mod real_code;
 pub mod rollout;
 pub mod service;
 pub mod stdlib;
+pub mod stepwise;
 pub mod tokenizer;
 pub mod train;
 
@@ -36,8 +37,13 @@ use candle_core::Device;
 
 /// Loads an engine named the way `--model` (eval) and `--neural-model` (serve, repro)
 /// take it: a model folder trained by this pipeline, a catalogued code LLM prompted in
-/// context (`qwen-0.5b`, `qwen-1.5b`), or `gguf:FILE` / a `.gguf` file.
+/// context (`qwen-0.5b`, `qwen-1.5b`), or `gguf:FILE` / a `.gguf` file; any of them
+/// with `+steps` answers multi-event actions one event at a time ([`stepwise`]).
 pub fn load_engine(spec: &str, device: &Device, max_prompt_tokens: usize) -> anyhow::Result<Box<dyn infer::Engine>> {
+    if let Some(inner) = spec.strip_suffix(stepwise::SUFFIX) {
+        let inner = load_engine(inner, device, max_prompt_tokens)?;
+        return Ok(Box::new(stepwise::Stepwise::new(inner)));
+    }
     let gguf = |path: &Path| -> anyhow::Result<Box<dyn infer::Engine>> {
         Ok(Box::new(
             in_context::InContextDebugger::load(path, device)?.with_max_prompt_tokens(max_prompt_tokens),

@@ -49,6 +49,8 @@ pub struct Prepared {
     breakpoints: BTreeSet<u32>,
     samples: u32,
     prompt: String,
+    /// The states the prompt shows, for an engine that answers step by step.
+    route: Trajectory,
     /// Resolves `..` in the answer: the stop the action starts from.
     from: State,
     /// What the code, the action and the breakpoints allow the answer to be.
@@ -182,6 +184,7 @@ fn prepare_in(model: &LoadedModel, tree: StateTree, code: &str, question: Questi
     let from = tree.state(at);
     Ok(Prepared {
         prompt: format!("{preamble}{prompt}"),
+        route: route_trajectory(&tree, code, at, question.action),
         bounds: Bounds::new(
             code,
             Some(&from),
@@ -227,25 +230,15 @@ pub fn prompt_for(
     action: Action,
     fits: &dyn Fn(&str) -> Option<usize>,
 ) -> Result<(String, usize), PromptError> {
-    let (direction, route) = if action.is_reverse() {
-        (Direction::Inverse, vec![(None, at)])
-    } else {
-        (Direction::Forward, forward_route(tree, at))
-    };
-    let first = route.len().saturating_sub(PREFIX_WINDOW) / PREFIX_WINDOW * PREFIX_WINDOW;
-    for start in first..route.len() {
-        let mut steps: Vec<Step> = route[start..]
-            .iter()
-            .map(|&(action, stop)| Step {
-                action,
-                state: tree.state(stop),
-            })
-            .collect();
+    let route = route_trajectory(tree, code, at, action);
+    let first = route.steps.len().saturating_sub(PREFIX_WINDOW) / PREFIX_WINDOW * PREFIX_WINDOW;
+    for start in first..route.steps.len() {
+        let mut steps = route.steps[start..].to_vec();
         // The first state shown starts the trajectory: no action before it.
         steps[0].action = None;
         let trajectory = Trajectory {
             code: code.to_owned(),
-            direction,
+            direction: route.direction,
             steps,
         };
         let mut text = trace_lang::serialize(&trajectory).map_err(|_| PromptError::Reserved)?;
@@ -256,6 +249,27 @@ pub fn prompt_for(
         }
     }
     Err(PromptError::TooLong)
+}
+
+/// The trajectory a prompt about `action` from `at` shows: forward, a short route of
+/// forward steps from the first stop ([`forward_route`]); reverse, the stop alone.
+pub(crate) fn route_trajectory(tree: &StateTree, code: &str, at: Stop, action: Action) -> Trajectory {
+    let (direction, route) = if action.is_reverse() {
+        (Direction::Inverse, vec![(None, at)])
+    } else {
+        (Direction::Forward, forward_route(tree, at))
+    };
+    Trajectory {
+        code: code.to_owned(),
+        direction,
+        steps: route
+            .into_iter()
+            .map(|(action, stop)| Step {
+                action,
+                state: tree.state(stop),
+            })
+            .collect(),
+    }
 }
 
 /// A short route of forward steps from the first stop to `target`: at each stop the step
@@ -341,10 +355,16 @@ pub fn generate(
             speculate: true,
         };
         let started = Instant::now();
-        let answer = debugger.predict(&prepared.prompt, &prepared.guide(), &sampling, &mut |text| {
-            // A closed channel means the job is over; the answer is then dropped.
+        // A closed channel means the job is over; the answer is then dropped.
+        let mut stream = |text: &str| {
             let _ = tokens.blocking_send((sample, text.to_owned()));
-        })?;
+        };
+        let answer = if debugger.answers_stepwise() {
+            let breakpoints = Some(&prepared.breakpoints);
+            debugger.answer(&prepared.route, prepared.action, breakpoints, &sampling, &mut stream)?
+        } else {
+            debugger.predict(&prepared.prompt, &prepared.guide(), &sampling, &mut stream)?
+        };
         let elapsed = started.elapsed();
         tracing::debug!(
             sample,

@@ -470,7 +470,7 @@ impl CodeFacts {
     }
 
     /// Whether a frame of a generator (or a scope the text cannot tell) runs `function`.
-    pub(super) fn may_be_generator(&self, function: &str, line: u32) -> bool {
+    pub fn may_be_generator(&self, function: &str, line: u32) -> bool {
         let mut scopes = self.scopes_named(function, line).peekable();
         scopes.peek().is_none() || scopes.any(|s| s.generator)
     }
