@@ -296,7 +296,7 @@ pub fn forward_route(tree: &StateTree, target: Stop) -> Vec<(Option<Action>, Sto
 }
 
 /// The forward action whose reverse `action` is, for the consistency check.
-fn mirrored(action: Action) -> Option<Action> {
+pub(crate) fn mirrored(action: Action) -> Option<Action> {
     match action {
         Action::ReverseStepInto => Some(Action::StepInto),
         Action::ReverseStepOver => Some(Action::StepOver),

@@ -16,12 +16,17 @@
 
 use std::collections::BTreeSet;
 
-use replayground_shared::trace_lang::{self, Direction, Step, Trajectory};
+use replayground_shared::trace_lang::{self, Direction, Step, Trajectory, normalize_state};
 use replayground_shared::{Action, State, StateTree, Stop, StopKind};
 use tokenizers::Tokenizer;
 
 use crate::bounds::{CodeFacts, Guide};
 use crate::infer::{Engine, Prediction, PromptFrame, Sampling};
+
+/// Candidates for a step back, the greedy one included, each checked by a step forward.
+pub const BACK_CANDIDATES: usize = 4;
+const BACK_TEMPERATURE: f64 = 0.8;
+const BACK_TOP_P: f64 = 0.95;
 
 /// What `--model` / `--neural-model` add to an engine's name to run it step by step.
 pub const SUFFIX: &str = "+steps";
@@ -147,6 +152,65 @@ impl Stepwise {
     }
 }
 
+impl Stepwise {
+    /// A step back checked forward: each candidate previous state (the greedy one
+    /// first, then up to [`BACK_CANDIDATES`] less one sampled) is stepped forward with
+    /// the mirrored action from that state alone; the first that leads to the later
+    /// state is the answer, else the greedy one. A wrong value in a candidate mostly
+    /// survives the forward step and shows there.
+    fn checked_back(
+        &mut self,
+        prefix: &Trajectory,
+        action: Action,
+        breakpoints: Option<&BTreeSet<u32>>,
+        sampling: &Sampling,
+        on_text: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Prediction> {
+        // `continue` from a candidate needs the breakpoints, which a trajectory written
+        // backwards does not record: only single steps are checked.
+        let forward = crate::predict::mirrored(action).filter(|a| matches!(a, Action::StepInto | Action::StepOver));
+        let (Some(forward), Some(later)) = (forward, prefix.steps.last()) else {
+            return self.inner.answer(prefix, action, breakpoints, sampling, on_text);
+        };
+        let later = normalize_state(&later.state);
+        let (mut tokens, mut first) = (0, None);
+        for i in 0..BACK_CANDIDATES {
+            let drawn = if i == 0 {
+                *sampling
+            } else {
+                Sampling {
+                    temperature: BACK_TEMPERATURE,
+                    top_p: Some(BACK_TOP_P),
+                    seed: sampling.seed.wrapping_add(i as u64),
+                    ..*sampling
+                }
+            };
+            let candidate = self.inner.answer(prefix, action, breakpoints, &drawn, &mut |_| {})?;
+            tokens += candidate.tokens;
+            if let Ok(state) = &candidate.state {
+                let alone = Trajectory {
+                    code: prefix.code.clone(),
+                    direction: Direction::Forward,
+                    steps: vec![Step {
+                        action: None,
+                        state: state.clone(),
+                    }],
+                };
+                let check = self.inner.answer(&alone, forward, breakpoints, sampling, &mut |_| {})?;
+                tokens += check.tokens;
+                if check.state.is_ok_and(|s| normalize_state(&s) == later) {
+                    on_text(&candidate.text);
+                    return Ok(Prediction { tokens, ..candidate });
+                }
+            }
+            first.get_or_insert(candidate);
+        }
+        let first = first.expect("at least one candidate");
+        on_text(&first.text);
+        Ok(Prediction { tokens, ..first })
+    }
+}
+
 impl Engine for Stepwise {
     fn name(&self) -> String {
         format!("{} (step by step)", self.inner.name())
@@ -205,6 +269,9 @@ impl Engine for Stepwise {
         let Some(from) = prefix.steps.last().map(|s| s.state.clone()) else {
             return self.inner.answer(prefix, action, breakpoints, sampling, on_text);
         };
+        if prefix.direction == Direction::Inverse {
+            return self.checked_back(prefix, action, breakpoints, sampling, on_text);
+        }
         let mut set = breakpoints_of(prefix);
         set.extend(breakpoints.into_iter().flatten());
         let facts = CodeFacts::new(&prefix.code);
@@ -351,7 +418,8 @@ mod tests {
     struct Oracle {
         tree: StateTree,
         tokenizer: Tokenizer,
-        asked: Vec<Action>,
+        /// Asked for a step back, draw i (0: greedy) is the state of this event.
+        backwards: Vec<usize>,
     }
 
     impl Oracle {
@@ -368,7 +436,7 @@ mod tests {
             Self {
                 tree,
                 tokenizer,
-                asked: Vec::new(),
+                backwards: Vec::new(),
             }
         }
     }
@@ -406,21 +474,37 @@ mod tests {
             prefix: &Trajectory,
             action: Action,
             breakpoints: Option<&BTreeSet<u32>>,
-            _: &Sampling,
+            sampling: &Sampling,
             _: &mut dyn FnMut(&str),
         ) -> anyhow::Result<Prediction> {
-            self.asked.push(action);
             let mut set = breakpoints.cloned().unwrap_or_default();
-            let mut at = self.tree.initial_stop();
+            let first = normalize_state(&prefix.steps[0].state);
+            let mut at = (0..self.tree.len())
+                .map(Stop::Event)
+                .find(|&stop| normalize_state(&self.tree.state(stop)) == first)
+                .expect("every state asked about is one of the run's");
             for step in &prefix.steps[1..] {
                 at = self
                     .tree
                     .step(at, step.action.expect("every later step has its action"), &mut set);
             }
-            let state = if action == Action::StepInto {
-                Ok(self.tree.state(self.tree.step(at, action, &mut set)))
-            } else {
-                Err("asked directly".to_owned())
+            let state = match prefix.direction {
+                Direction::Forward if action == Action::StepInto => {
+                    Ok(self.tree.state(self.tree.step(at, action, &mut set)))
+                }
+                Direction::Inverse => {
+                    let draw = if sampling.temperature == 0.0 {
+                        0
+                    } else {
+                        sampling.seed as usize
+                    };
+                    let event = self
+                        .backwards
+                        .get(draw)
+                        .ok_or_else(|| anyhow::anyhow!("no more candidates"))?;
+                    Ok(self.tree.state(Stop::Event(*event)))
+                }
+                Direction::Forward => Err("asked directly".to_owned()),
             };
             Ok(Prediction {
                 text: String::new(),
@@ -485,6 +569,36 @@ mod tests {
         let answers = crate::predict::generate(&mut engine, &prepared, &tokens, &never).unwrap();
         assert!(answers[0].matches, "{:?}", answers[0]);
         assert_eq!(answers[0].tokens, 5, "f's call, its line, g's call, its two lines");
+    }
+
+    #[test]
+    fn a_step_back_is_the_first_candidate_whose_step_forward_leads_back() {
+        let (tree, code) = calls_and_a_raise();
+        // From g's `return x + 1` (event 8) back one step: g's `if` (event 7).
+        let later = Trajectory {
+            code: code.to_owned(),
+            direction: Direction::Inverse,
+            steps: vec![Step {
+                action: None,
+                state: tree.state(Stop::Event(8)),
+            }],
+        };
+        let back = |candidates: Vec<usize>| {
+            let mut oracle = Oracle::new(tree.clone());
+            oracle.backwards = candidates;
+            Stepwise::new(Box::new(oracle))
+                .answer(&later, Action::ReverseStepInto, None, &Sampling::default(), &mut |_| {})
+                .unwrap()
+        };
+        // Greedy: g's call, which steps forward to the `if`; then the module's `a = f(1)`;
+        // then the right one.
+        let answer = back(vec![6, 3, 7]);
+        assert_eq!(answer.state, Ok(tree.state(Stop::Event(7))));
+        assert_eq!(answer.tokens, 6, "three candidates, each stepped forward");
+        // No candidate leads back: the greedy one stays.
+        let answer = back(vec![6, 3, 2, 1, 7]);
+        assert_eq!(answer.state, Ok(tree.state(Stop::Event(6))));
+        assert_eq!(answer.tokens, 2 * BACK_CANDIDATES);
     }
 
     #[test]
