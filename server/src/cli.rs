@@ -292,7 +292,8 @@ pub struct ServeArgs {
     pub trace_chunk_events: usize,
     /// The neural debugger's engine: a model folder (config.json, tokenizer.json,
     /// *.safetensors), or a code LLM prompted in context (`qwen-0.5b`, `qwen-1.5b`,
-    /// `gguf:FILE`); default: `qwen-0.5b` where `cargo xtask setup` installed it (the
+    /// `gguf:FILE`), any of them with `+steps` to answer multi-event actions one step
+    /// into at a time and check steps back forward (slower); default: `qwen-0.5b` where `cargo xtask setup` installed it (the
     /// best engine that answers a step within 2 s here once the program is read ahead;
     /// see the README's neural-debugger table), else the bundled
     /// models/neural-debugger-tiny when the server starts in a checkout.

@@ -193,7 +193,8 @@ pub struct EvalArgs {
     /// The engines, side by side in one run (repeat the flag or separate with commas):
     /// a model folder (the from-scratch model, e.g. models/neural-debugger-tiny), or a
     /// code LLM prompted in context: `qwen-0.5b`, `qwen-1.5b` (installed by `cargo xtask
-    /// setup [--with qwen-1.5b]`) or `gguf:FILE`.
+    /// setup [--with qwen-1.5b]`) or `gguf:FILE`; `ENGINE+steps` runs one step by step
+    /// (multi-event actions walked one step into at a time, steps back checked forward).
     #[arg(
         long = "model",
         alias = "engine",

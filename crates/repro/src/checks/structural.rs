@@ -46,6 +46,7 @@ pub fn structural(code: &str) -> CheckVerdict {
             stack.extend(node.children(&mut cursor));
         }
     }
+    problems.extend(comment_only_blocks(&tree));
     problems.sort_by_key(|p| {
         p.split(',')
             .next()
@@ -64,6 +65,28 @@ pub fn structural(code: &str) -> CheckVerdict {
     }
 }
 
+/// Blocks that hold nothing but comments: tree-sitter accepts them, Python does not
+/// (`IndentationError: expected an indented block`).
+fn comment_only_blocks(tree: &tree_sitter::Tree) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut cursor = tree.walk();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        let children: Vec<_> = node.named_children(&mut cursor).collect();
+        if node.kind() == "block" && !node.is_missing() && children.iter().all(|c| c.kind() == "comment") {
+            // The header is the statement that owns the block; Python reports the line after it.
+            let header = node.parent().unwrap_or(node).start_position();
+            problems.push(format!(
+                "line {}, column {}: the block after this line holds only comments (Python needs a statement there; `pass` will do)",
+                header.row + 1,
+                header.column + 1
+            ));
+        }
+        stack.extend(children);
+    }
+    problems
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +99,21 @@ mod tests {
         assert!(v.detail.contains("line "), "{}", v.detail);
         let v = structural("def f(:\n    return 1\n");
         assert!(!v.passed && v.detail.contains("line 1"), "{}", v.detail);
+    }
+
+    #[test]
+    fn a_block_of_comments_only_fails_as_python_would() {
+        let v = structural("x = 1\ntry:\n    # load the data\nexcept ValueError:\n    pass\n");
+        assert!(!v.passed, "{}", v.detail);
+        assert!(
+            v.detail.contains("line 2") && v.detail.contains("only comments"),
+            "{}",
+            v.detail
+        );
+        let v = structural("def f():\n    # todo\n\nprint(1)\n");
+        assert!(!v.passed, "{}", v.detail);
+        // A comment beside a statement is fine.
+        assert!(structural("if True:\n    # keep\n    x = 1\n").passed);
+        assert!(structural("class A:\n    '''doc'''\n    # nothing else\n").passed);
     }
 }
