@@ -393,9 +393,11 @@ fn dependencies_bring_the_imports_and_helpers_a_chunk_uses() {
     assert!(!context.contains("def mean_squared_error"), "{context}");
     assert!(!context.contains("add_gaussian_noise"), "{context}");
 
-    // A method keeps its class header and the sibling methods it calls through `self`.
+    // A method keeps its class header, the constructor and the sibling methods it calls
+    // through `self`.
     let context = with_dependencies(&project, "mlp/model.py", 40, 41);
-    assert!(context.contains("class MLP:\n    def forward(self, x):"), "{context}");
+    assert!(context.contains("class MLP:\n    def __init__("), "{context}");
+    assert!(context.contains("\n    def forward(self, x):"), "{context}");
     assert!(context.contains("\n    def predict(self, x):"), "{context}");
     assert!(!context.contains("def backward"), "{context}");
     assert!(context.contains("def relu(x):"), "{context}");

@@ -358,6 +358,14 @@ impl ProjectIndex {
                     }
                 }
             }
+            // A method's chunk shows how its object is built: what `self` holds and
+            // what constructing the class takes.
+            if depth == 0
+                && let Some(class) = &enclosing_class
+                && let Some(init) = module.definition(&format!("{class}.__init__"))
+            {
+                found.push((module_index, init));
+            }
             for (object, attribute) in &uses.attributes {
                 if object == "self"
                     && let Some(class) = &enclosing_class
@@ -527,5 +535,24 @@ mod tests {
         let code = with_dependencies(&project, "train.py", 4, 5);
         assert!(code.contains("CONFIG = {\n    \"lr\": 0.1,\n}"), "{code}");
         assert!(!code.contains("UNUSED"), "{code}");
+    }
+
+    #[test]
+    fn a_methods_context_shows_its_class_constructor() {
+        let text = "class Trainer:\n    def __init__(self, model, epochs=3):\n        self.model = model\n        self.epochs = epochs\n\n    def log(self):\n        pass\n\n    def fit(self, data):\n        for _ in range(self.epochs):\n            self.model.step(data)\n";
+        let project = Project {
+            files: vec![SourceFile {
+                path: "trainer.py".into(),
+                text: text.into(),
+            }],
+            ..Project::default()
+        };
+        let code = with_dependencies(&project, "trainer.py", 9, 11);
+        assert!(code.contains("class Trainer:"), "{code}");
+        assert!(
+            code.contains("def __init__(self, model, epochs=3):\n        self.model = model"),
+            "{code}"
+        );
+        assert!(!code.contains("def log"), "{code}");
     }
 }
