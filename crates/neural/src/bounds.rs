@@ -110,6 +110,16 @@ pub struct Bounds {
     module_back: Option<usize>,
 }
 
+/// The breakpoints set at the end of `prefix`: a forward trajectory's own `breakpoint:N`
+/// actions (an inverse one does not record which are set), and those the caller knows.
+pub fn breakpoints_set(prefix: &Trajectory, known: Option<&BTreeSet<u32>>) -> BTreeSet<u32> {
+    let own = prefix.steps.iter().filter_map(|s| match s.action {
+        Some(Action::Breakpoint(n)) if prefix.direction == Direction::Forward => Some(n),
+        _ => None,
+    });
+    own.chain(known.into_iter().flatten().copied()).collect()
+}
+
 impl Bounds {
     /// No bound at all: what an engine without a code or an action gets.
     pub fn none() -> Self {
@@ -134,11 +144,7 @@ impl Bounds {
     /// [`Self::after`], with the breakpoints set besides a forward trajectory's own
     /// when the caller knows them (`None`: it does not).
     pub fn after_with_breakpoints(prefix: &Trajectory, action: Action, known: Option<&BTreeSet<u32>>) -> Self {
-        let own = prefix.steps.iter().filter_map(|s| match s.action {
-            Some(Action::Breakpoint(n)) if prefix.direction == Direction::Forward => Some(n),
-            _ => None,
-        });
-        let set: BTreeSet<u32> = own.chain(known.into_iter().flatten().copied()).collect();
+        let set = breakpoints_set(prefix, known);
         let known = prefix.direction == Direction::Forward || known.is_some();
         let from = prefix.steps.last().map(|s| &s.state);
         let mut bounds = Self::new(&prefix.code, from, prefix.direction, action, known.then_some(&set));

@@ -169,7 +169,8 @@ fn prepare_in(model: &LoadedModel, tree: StateTree, code: &str, question: Questi
             .ok()
             .filter(|&n| n + ANSWER_TOKENS <= model.context)
     };
-    let (prompt, prompt_tokens) = prompt_for(&tree, code, at, question.action, &fits).map_err(|e| match e {
+    let route = route_trajectory(&tree, code, at, question.action);
+    let (prompt, prompt_tokens) = prompt_for_route(&route, question.action, &fits).map_err(|e| match e {
         PromptError::Reserved => bad(
             "The program contains `<|`, which the model's trace language reserves; remove it to use neural mode.".to_owned(),
         ),
@@ -184,7 +185,7 @@ fn prepare_in(model: &LoadedModel, tree: StateTree, code: &str, question: Questi
     let from = tree.state(at);
     Ok(Prepared {
         prompt: format!("{preamble}{prompt}"),
-        route: route_trajectory(&tree, code, at, question.action),
+        route,
         bounds: Bounds::new(
             code,
             Some(&from),
@@ -230,14 +231,22 @@ pub fn prompt_for(
     action: Action,
     fits: &dyn Fn(&str) -> Option<usize>,
 ) -> Result<(String, usize), PromptError> {
-    let route = route_trajectory(tree, code, at, action);
+    prompt_for_route(&route_trajectory(tree, code, at, action), action, fits)
+}
+
+/// [`prompt_for`] from the trajectory [`route_trajectory`] made: its last states that fit.
+fn prompt_for_route(
+    route: &Trajectory,
+    action: Action,
+    fits: &dyn Fn(&str) -> Option<usize>,
+) -> Result<(String, usize), PromptError> {
     let first = route.steps.len().saturating_sub(PREFIX_WINDOW) / PREFIX_WINDOW * PREFIX_WINDOW;
     for start in first..route.steps.len() {
         let mut steps = route.steps[start..].to_vec();
         // The first state shown starts the trajectory: no action before it.
         steps[0].action = None;
         let trajectory = Trajectory {
-            code: code.to_owned(),
+            code: route.code.clone(),
             direction: route.direction,
             steps,
         };

@@ -28,7 +28,7 @@ use replayground_shared::trace_lang::{self, Direction, Step, Trajectory, normali
 use replayground_shared::{Action, State, StateTree, Stop, StopKind};
 use tokenizers::Tokenizer;
 
-use crate::bounds::{CodeFacts, Guide};
+use crate::bounds::{CodeFacts, Guide, breakpoints_set};
 use crate::infer::{Engine, Prediction, PromptFrame, Sampling};
 
 /// Candidates for a step back, the greedy one included, each checked by a step forward.
@@ -122,21 +122,6 @@ impl StopRule {
     }
 }
 
-/// The breakpoints a forward trajectory has set.
-pub fn breakpoints_of(prefix: &Trajectory) -> BTreeSet<u32> {
-    if prefix.direction != Direction::Forward {
-        return BTreeSet::new();
-    }
-    prefix
-        .steps
-        .iter()
-        .filter_map(|s| match s.action {
-            Some(Action::Breakpoint(line)) => Some(line),
-            _ => None,
-        })
-        .collect()
-}
-
 /// An engine that answers multi-event actions by stepping into one event at a time and
 /// checks single steps back forward (see the module's documentation); every other
 /// question goes to `inner` as it is.
@@ -159,9 +144,7 @@ impl Stepwise {
         self.max_steps = steps.max(1);
         self
     }
-}
 
-impl Stepwise {
     /// A step back checked forward: each candidate previous state (the greedy one
     /// first, then up to [`BACK_CANDIDATES`] less one sampled) is stepped forward with
     /// the mirrored action from that state alone; the first that leads to the later
@@ -281,13 +264,9 @@ impl Engine for Stepwise {
         if prefix.direction == Direction::Inverse {
             return self.checked_back(prefix, action, breakpoints, sampling, on_text);
         }
-        let mut set = breakpoints_of(prefix);
-        set.extend(breakpoints.into_iter().flatten());
         let facts = CodeFacts::new(&prefix.code);
-        let rule = (prefix.direction == Direction::Forward)
-            .then(|| StopRule::new(facts.as_ref(), &from, action, &set))
-            .flatten();
-        let Some(rule) = rule else {
+        let set = breakpoints_set(prefix, breakpoints);
+        let Some(rule) = StopRule::new(facts.as_ref(), &from, action, &set) else {
             return self.inner.answer(prefix, action, breakpoints, sampling, on_text);
         };
         let mut walk = prefix.clone();
