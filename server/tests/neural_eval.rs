@@ -222,6 +222,20 @@ fn realistic_programs() -> Vec<replayground_server::neural::real_bench::Program>
     .unwrap()
 }
 
+/// Each realistic program with the tree of its real run.
+async fn realistic_runs() -> Vec<(
+    replayground_server::neural::real_bench::Program,
+    replayground_shared::StateTree,
+)> {
+    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
+    let mut runs = Vec::new();
+    for program in realistic_programs() {
+        let trace = tracer.trace(&program.source, "").await.unwrap();
+        runs.push((program, replayground_shared::StateTree::new(trace).unwrap()));
+    }
+    runs
+}
+
 /// The realistic benchmark: every hand-written program traces for real, the seeded
 /// action scripts are the same run to run, and the report scores each field.
 #[tokio::test]
@@ -277,14 +291,10 @@ async fn the_realistic_benchmark_traces_every_program_and_scores_each_field() {
 async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
     use rand::SeedableRng as _;
     use replayground_server::neural::bounds::Guide;
-    use replayground_shared::StateTree;
     use replayground_shared::trace_lang;
 
-    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
     let (mut steps, mut bounded) = (0, 0);
-    for program in realistic_programs() {
-        let trace = tracer.trace(&program.source, "").await.unwrap();
-        let tree = StateTree::new(trace).unwrap();
+    for (program, tree) in realistic_runs().await {
         for seed in 0..20 {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
             let trajectory = Policy::default().sample(&tree, &program.source, &mut rng);
@@ -317,14 +327,11 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
 async fn stepping_into_until_the_stop_rule_holds_lands_where_the_debugger_stops() {
     use replayground_server::neural::bounds::CodeFacts;
     use replayground_server::neural::stepwise::StopRule;
-    use replayground_shared::{Action, StateTree, Stop};
+    use replayground_shared::{Action, Stop};
     use std::collections::BTreeSet;
 
-    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
     let (mut judged, mut asked) = (0, 0);
-    for program in realistic_programs() {
-        let trace = tracer.trace(&program.source, "").await.unwrap();
-        let tree = StateTree::new(trace).unwrap();
+    for (program, tree) in realistic_runs().await {
         let facts = CodeFacts::new(&program.source);
         let lines: Vec<u32> = tree.executed_lines().into_iter().collect();
         let mut actions = vec![Action::StepOver, Action::StepReturn, Action::Continue];
