@@ -111,8 +111,10 @@ fn the_real_suite_splits_into_development_and_held_out_cases() {
     // accepting a Keras error for another reason) and 18 made way for the new case 38; 30
     // from 2026-12-03 (late afternoon), with the 11 posts that need pandas, scikit-learn or torchvision;
     // 29 from 2026-12-04, when 45 moved to development (its wrong acceptance made the agent
-    // refuse a run that reads as a warning for a silent bug) and no unconverted post was left.
-    assert!(held_out.len() >= 29, "{} held-out cases", held_out.len());
+    // refuse a run that reads as a warning for a silent bug) and no unconverted post was left;
+    // 28 from 2026-12-05, when 34 moved to development (its wrong acceptance, a run whose
+    // script printed the report's words itself, made the agent blank a script's own text).
+    assert!(held_out.len() >= 28, "{} held-out cases", held_out.len());
     // Those posts are also a split of their own, so that cases no rule has met are reported apart.
     let batch = split("held_out_b");
     assert!(batch.len() >= 10 && batch.is_subset(&held_out), "{batch:?}");

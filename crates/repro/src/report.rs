@@ -158,6 +158,28 @@ static DROP_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:drop|lower|worse|degrad|\bpoor\b|too high|too good|stuck|not learning|not improving|\bonly\b|leak)")
 });
 
+/// Cue labels that name a quantity (a loss, a shape, an axis) without saying anything is
+/// wrong with it.
+const NAMING_CUES: [&str; 7] = [
+    "shape",
+    "dtype",
+    "accuracy",
+    "learning_rate",
+    "axis",
+    "structure",
+    "loss",
+];
+
+/// Whether `text` says that something is wrong (`nan`, `negative`, `not learning`,
+/// `instead of`, `dropped`), rather than only naming a quantity (`loss`, `shape:`).
+pub(crate) fn makes_a_claim(text: &str) -> bool {
+    CUES.iter()
+        .any(|c| !NAMING_CUES.contains(&c.label) && c.pattern.is_match(text))
+        || WRONG_WORDS.is_match(text)
+        || DROP_WORDS.is_match(text)
+        || CAPACITY_WORDS.is_match(text)
+}
+
 /// The cue labels found in `text`, in taxonomy order.
 pub fn cues(text: &str) -> Vec<String> {
     CUES.iter()

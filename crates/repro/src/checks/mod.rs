@@ -9,6 +9,8 @@
 //! - `runtime`: the script runs for real in the sandbox (or, where it cannot, is
 //!   approximated and marked so);
 //! - `observe`: a run's output read like a report (pure);
+//! - `written`: the text a script's `print` calls write from its source, which a run's
+//!   symptom and values never count (pure);
 //! - `score`: verdicts and scores (pure): how well a run shows the reported symptom, and
 //!   the combined score that decides acceptance.
 
@@ -18,6 +20,7 @@ mod runtime;
 mod score;
 mod static_check;
 mod structural;
+mod written;
 
 pub use observe::{RunObservation, metrics, observe};
 pub use relevance::relevance;

@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use replayground_shared::repro::{Symptom, SymptomClass};
 
+use super::written::{printed_literals, without_literals};
 use crate::report::{Traceback, classify, parse_traceback};
 use replayground_exec::sandbox::Termination;
 
@@ -25,12 +26,40 @@ pub struct RunObservation {
     /// What the script needed that this machine lacks (a module, a GPU).
     pub missing: Option<String>,
     pub elapsed_ms: u64,
+    /// The text the script's own `print` calls write ([`printed_literals`]): not evidence
+    /// of anything the program computed.
+    pub written: Vec<String>,
 }
 
 /// Characters of printed output [`RunObservation::shown`] keeps from a run that did not crash.
 const SHOWN_OUTPUT: usize = 2000;
 
 impl RunObservation {
+    /// What the run printed, with the text the script writes itself blanked, and its stderr:
+    /// what the program computed and the libraries said.
+    pub fn computed_output(&self) -> String {
+        format!("{}\n{}", without_literals(&self.stdout, &self.written), self.stderr)
+    }
+
+    /// This run read as the run of `code`: the text `code`'s `print` calls write is blanked
+    /// before the symptom is classified (`print("negative become zero:", n)` shows neither
+    /// whatever `n` is), and [`Self::computed_output`] leaves it out. `full_stdout` is what
+    /// the run printed before [`MAX_STDOUT`] cut it.
+    #[must_use]
+    pub fn of_script(mut self, code: &str, full_stdout: &str) -> Self {
+        self.written = printed_literals(code);
+        if !self.written.is_empty() {
+            let crashed = !matches!(self.termination, Termination::Exited(0));
+            self.symptom = read_symptom(
+                &without_literals(full_stdout, &self.written),
+                &self.stderr,
+                crashed,
+                &self.metrics,
+            );
+        }
+        self
+    }
+
     /// What the run showed, in a few lines: a crash's exception with its whole message
     /// (Keras puts the cause on the lines after the first), or the end of what it printed.
     pub fn shown(&self) -> String {
@@ -113,6 +142,33 @@ pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms:
     });
     let missing = missing.or_else(|| NEEDS_GPU.is_match(stderr).then(|| "a CUDA GPU".to_owned()));
     let found = metrics(stdout);
+    let symptom = read_symptom(stdout, stderr, crashed, &found);
+    let mut stdout = stdout.to_owned();
+    if stdout.len() > MAX_STDOUT {
+        let mut cut = MAX_STDOUT;
+        while !stdout.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        stdout.truncate(cut);
+    }
+    RunObservation {
+        termination,
+        stdout,
+        stderr: stderr.to_owned(),
+        traceback,
+        symptom,
+        metrics: found,
+        missing,
+        elapsed_ms,
+        written: Vec::new(),
+    }
+}
+
+/// The symptom a run's output shows, classified like a report: a crash's traceback, the
+/// warnings on stderr, and the printed `metrics` (a loss that grows a thousandfold is
+/// exploding). `stdout` may be the printed output with the script's own text blanked
+/// ([`super::written`]); the metrics are read from what it really printed.
+pub(crate) fn read_symptom(stdout: &str, stderr: &str, crashed: bool, metrics: &[(String, f64)]) -> Symptom {
     // Warnings on stderr count; a traceback's text counts only when the run crashed.
     let text = if crashed {
         format!("{stdout}\n{stderr}")
@@ -128,7 +184,7 @@ pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms:
     if crashed && symptom.class != SymptomClass::Crash {
         symptom.class = SymptomClass::Crash;
     }
-    let losses: Vec<f64> = found
+    let losses: Vec<f64> = metrics
         .iter()
         .filter(|(n, _)| n.contains("loss"))
         .map(|(_, v)| *v)
@@ -150,24 +206,7 @@ pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms:
             symptom.class = SymptomClass::WrongCalculation;
         }
     }
-    let mut stdout = stdout.to_owned();
-    if stdout.len() > MAX_STDOUT {
-        let mut cut = MAX_STDOUT;
-        while !stdout.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        stdout.truncate(cut);
-    }
-    RunObservation {
-        termination,
-        stdout,
-        stderr: stderr.to_owned(),
-        traceback,
-        symptom,
-        metrics: found,
-        missing,
-        elapsed_ms,
-    }
+    symptom
 }
 
 fn strip_tracebacks(text: &str) -> String {

@@ -10,9 +10,10 @@ use std::time::Duration;
 use replayground_shared::repro::{CheckKind, CheckVerdict, RestructuredReport};
 use serde::Deserialize;
 
-use super::observe::{MAX_STDOUT, RunObservation, observe};
+use super::observe::{MAX_STDOUT, RunObservation, observe, read_symptom};
 use super::score::{
-    ACCEPT_SCORE, APPROXIMATED_CAP, align_with_report, score_prediction, score_run, verdict, writes_reported_values,
+    ACCEPT_SCORE, APPROXIMATED_CAP, align_with_report, first_few, score_prediction, score_run, verdict,
+    writes_reported_values,
 };
 use crate::llm::{ChatMessage, GenParams, Llm, LlmTask};
 use crate::report::json_in_answer;
@@ -49,12 +50,8 @@ pub async fn run_script(
         })
         .await?;
     let elapsed_ms = u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX);
-    Ok(observe(
-        report.termination,
-        &String::from_utf8_lossy(&stdout),
-        &report.stderr,
-        elapsed_ms,
-    ))
+    let stdout = String::from_utf8_lossy(&stdout);
+    Ok(observe(report.termination, &stdout, &report.stderr, elapsed_ms).of_script(code, &stdout))
 }
 
 /// Packages whose import alone outgrows a plain script's limits: (package, address space in
@@ -274,8 +271,16 @@ pub async fn runtime(
         v.missing = Some(missing);
         return (v, Some(run));
     }
+    let as_printed = run.clone();
     align_with_report(report, &mut run);
     let (mut score, mut detail) = score_run(report, &run);
+    if score < ACCEPT_SCORE && shown_by_its_own_text(report, as_printed) {
+        let _ = write!(
+            detail,
+            " The run shows it only in text the script prints itself ({}): that shows nothing; print what the program computes.",
+            first_few(&run.written, 3)
+        );
+    }
     if score >= ACCEPT_SCORE && writes_reported_values(report, code) {
         score = ACCEPT_SCORE - 0.1;
         detail.push_str(" But the script writes a value the report shows itself: it must compute it.");
@@ -299,9 +304,39 @@ pub async fn runtime(
     (verdict(CheckKind::Runtime, passed, Some(score), detail), Some(run))
 }
 
+/// Whether `run` would pass read with the text its script prints itself, which it does not
+/// once that text is blanked: the script wrote the symptom rather than computing it.
+fn shown_by_its_own_text(report: &RestructuredReport, mut run: RunObservation) -> bool {
+    if run.written.is_empty() {
+        return false;
+    }
+    let crashed = !matches!(run.termination, Termination::Exited(0));
+    run.symptom = read_symptom(&run.stdout, &run.stderr, crashed, &run.metrics);
+    run.written.clear();
+    align_with_report(report, &mut run);
+    score_run(report, &run).0 >= ACCEPT_SCORE
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_symptom_the_script_writes_itself_is_named_in_the_feedback() {
+        let report = crate::restructure::rules_of(replayground_shared::repro::BugReport {
+            description: "All the negative values are predicted to zeros.".into(),
+            ..Default::default()
+        });
+        let stdout = "negative values predicted to zeros: 3\n";
+        let labelled = observe(Termination::Exited(0), stdout, "", 1)
+            .of_script("print('negative values predicted to zeros:', n)\n", stdout);
+        assert!(shown_by_its_own_text(&report, labelled));
+        let computed = observe(Termination::Exited(0), stdout, "", 1).of_script("print(text, n)\n", stdout);
+        assert!(
+            !shown_by_its_own_text(&report, computed),
+            "nothing written: nothing to name"
+        );
+    }
 
     #[test]
     fn framework_imports_raise_the_limits_and_nothing_else_does() {

@@ -261,7 +261,7 @@ fn prints_reported_values(report: &RestructuredReport, run: &RunObservation) -> 
     let values = reported_values(report);
     matches!(run.termination, Termination::Exited(0))
         && is_specific(&values)
-        && shows_all(&values, &quoted_values(&format!("{}\n{}", run.stdout, run.stderr)))
+        && shows_all(&values, &quoted_values(&run.computed_output()))
 }
 
 /// How well a run shows the reported symptom, 0..=1, and why.
@@ -275,7 +275,7 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
     } else {
         expected_cues.intersection(&observed_cues).count() as f32 / expected_cues.len() as f32
     };
-    let output = format!("{}\n{}", run.stdout, run.stderr);
+    let output = run.computed_output();
     let class_match = expected.class == observed.class && expected.class != SymptomClass::Unknown;
     match expected.class {
         SymptomClass::Crash => {
@@ -628,6 +628,39 @@ mod tests {
             "printing the symptom then crashing is not a reproduction: {score}"
         );
         assert!(detail.contains("TypeError"), "{detail}");
+    }
+
+    #[test]
+    fn what_a_script_prints_from_its_own_source_shows_nothing() {
+        let report = rules_of(BugReport {
+            description: "All the negative values are predicted to zeros.".into(),
+            observed: "[[0.49911702]\n [0.4885921 ]]".into(),
+            ..BugReport::default()
+        });
+        let judged = |code: &str, stdout: &str| {
+            let mut run = observe(Termination::Exited(0), stdout, "", 1).of_script(code, stdout);
+            align_with_report(&report, &mut run);
+            score_run(&report, &run)
+        };
+        // The script says the report's words and quotes its values: nothing was computed.
+        let labels = "print('Predicted shape is not (2, 1): negative values predicted to zeros:', F.shape)\nprint('observed', [0.49911702], [0.4885921])\n";
+        let stdout = "Predicted shape is not (2, 1): negative values predicted to zeros: (2, 1)\nobserved [0.49911702] [0.4885921]\n";
+        let (score, detail) = judged(labels, stdout);
+        assert!(score < ACCEPT_SCORE, "{score} {detail}");
+        // The same output read without the script's text to blank scores as before.
+        let (unblanked, _) = judged("print(text)\n", stdout);
+        assert!(unblanked >= ACCEPT_SCORE, "the output alone would pass: {unblanked}");
+        // A label beside a computed value leaves the value: the program's NaN still shows.
+        let nan = rules_of(BugReport {
+            title: "loss becomes nan".into(),
+            ..BugReport::default()
+        });
+        let code = "print('step', step, 'loss:', loss)\n";
+        let mut run =
+            observe(Termination::Exited(0), "step 0 loss: nan\n", "", 1).of_script(code, "step 0 loss: nan\n");
+        align_with_report(&nan, &mut run);
+        let (score, detail) = score_run(&nan, &run);
+        assert!(score >= ACCEPT_SCORE, "{score} {detail}");
     }
 
     #[test]
