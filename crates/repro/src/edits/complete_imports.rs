@@ -63,6 +63,7 @@ const IMPORTS: &[(&str, &str)] = &[
         "from tensorflow.keras.callbacks import ReduceLROnPlateau",
     ),
     ("plt", "import matplotlib.pyplot as plt"),
+    ("tqdm", "from tqdm import tqdm"),
     ("Image", "from PIL import Image"),
     ("sns", "import seaborn as sns"),
     (

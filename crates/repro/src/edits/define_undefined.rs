@@ -10,6 +10,7 @@ use super::code::{
 };
 use super::complete_imports::{framework_import, import_for};
 use super::hoist_main_blocks::split_entry_point;
+use super::stand_ins::{attribute_bag, names_a_loader, torch_loader};
 use crate::project::Project;
 
 /// Names that usually hold data, defined synthetically when a report's snippet uses them undefined.
@@ -18,7 +19,9 @@ use crate::project::Project;
 /// one-hot encodes them (`np.eye(k)[y]`, `to_categorical(y, k)`) or its model ends in a
 /// k-unit softmax, one-hot rows where a non-sparse categorical cross-entropy takes them,
 /// else 0/1 (which a log-loss also needs). Settings (`learn_rate`, `ngpu`, `input_shape`,
-/// `num_classes`) get a usual value.
+/// `num_classes`) get a usual value; a `PyTorch` data loader yields batches the code's model
+/// and loss take; an object the code only reads attributes of (`tokenizer.count`) holds
+/// their usual values.
 pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> Option<String> {
     let lower = name.to_lowercase();
     let rows = shape.first().copied().unwrap_or(100);
@@ -68,12 +71,15 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> O
     } else if lower == "device" {
         // The sandbox runs on the CPU.
         Some(format!("{name} = torch.device(\"cpu\")")).filter(|_| code.contains("torch"))
-    } else if ["epochs", "n_epochs", "num_epochs", "steps", "n_steps"].contains(&lower.as_str()) {
-        Some(format!("{name} = 10"))
-    } else if ["batch_size", "n", "n_samples", "num_samples"].contains(&lower.as_str()) {
-        Some(format!("{name} = {rows}"))
+    } else if names_a_loader(&lower) {
+        torch_loader(name, code)
+    } else if let Some(value) = setting_value(&lower, shape, code) {
+        Some(format!("{name} = {value}"))
     } else {
-        setting_value(&lower, shape, code).map(|value| format!("{name} = {value}"))
+        // `tokenizer.count`, `config.hidden`: attributes with their usual values.
+        attribute_bag(name, code, |attribute| {
+            setting_value(attribute, shape, code).unwrap_or_else(|| "16".to_owned())
+        })
     }
 }
 
@@ -82,9 +88,10 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> O
 static CATEGORICAL_LOSS: LazyLock<Regex> =
     LazyLock::new(|| re(r"\bcategorical_crossentropy\b|\bCategoricalCrossentropy\("));
 
-/// The usual value of a setting a snippet leaves undefined, by its (lower-case) name: a
-/// learning rate, a GPU count (none in the sandbox), a dropout rate, an input shape (the
-/// data's, without its batch axis), a class count, or a size (16).
+/// The usual value of a setting a snippet leaves undefined, by its (lower-case) name: an
+/// epoch or step count (10), a batch size (the data's rows), a learning rate, a GPU count
+/// (none in the sandbox), a dropout rate, an input shape (the data's, without its batch
+/// axis), a class count, or a size (16).
 fn setting_value(lower: &str, shape: &[usize], code: &str) -> Option<String> {
     static LEARNING_RATE: LazyLock<Regex> =
         LazyLock::new(|| re(r"^(?:lr|lrate|eta|alpha|learn_?rate)$|_lr$|^lr_|learning_?rate"));
@@ -93,7 +100,11 @@ fn setting_value(lower: &str, shape: &[usize], code: &str) -> Option<String> {
             r"^(?:n|num|number|max|total)_\w+$|^(?:hidden|units|dim|maxlen|vocab|latent_dim)$|_(?:size|dim|dims|units|len|length|tokens|features|layers|channels|hidden|heads|filters|words)$|^n(?:gf|df|z|c|h)$",
         )
     });
-    if LEARNING_RATE.is_match(lower) {
+    if ["epochs", "n_epochs", "num_epochs", "steps", "n_steps"].contains(&lower) {
+        Some("10".to_owned())
+    } else if ["batch_size", "n", "n_samples", "num_samples"].contains(&lower) {
+        Some(shape.first().copied().unwrap_or(100).to_string())
+    } else if LEARNING_RATE.is_match(lower) {
         Some("0.01".to_owned())
     } else if lower.contains("gpu") {
         // The sandbox has no GPU: a count of zero makes the code take its CPU path.
@@ -265,6 +276,12 @@ pub(crate) fn define_undefined(
         edits.push(format!("defined undefined data: {}", definitions.join("; ")));
         if !defines(code, "np") {
             imports.push("import numpy as np".to_owned());
+        }
+        for module in ["torch", "types"] {
+            let prefix = format!("{module}.");
+            if definitions.iter().any(|d| d.contains(&prefix)) && !defines(code, module) {
+                imports.push(format!("import {module}"));
+            }
         }
     }
     if !imports.is_empty() {

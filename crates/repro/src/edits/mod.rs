@@ -21,6 +21,7 @@ mod repair_indentation;
 mod run_on_cpu;
 mod show_warnings;
 mod shrink_loops;
+mod stand_ins;
 mod strip_notebook;
 mod synthesize_data;
 mod synthesize_datasets;

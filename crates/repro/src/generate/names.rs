@@ -705,15 +705,16 @@ mod tests {
 
     #[tokio::test]
     async fn a_called_name_is_imported_or_written_as_a_function_never_a_number() {
-        // Development case 13 with the 0.5B: `tqdm = 1` and `author_dataloader = 1`.
+        // Development case 13 with the 0.5B: `tqdm = 1` and `author_dataloader = 1` (both now
+        // come from the tools: an import and a torch loader; names no table knows are asked).
         let report = ParsedReport::from(BugReport::default());
         let restructured = restructure_rules(&report);
         let input = GenInput::of_report(&report, &restructured);
-        let mut code = "import torch\nfor feature, target in tqdm(loader):\n    print(feature)\n".to_owned();
+        let mut code = "import torch\nfor feature, target in track(batches):\n    print(feature)\n".to_owned();
         let llm = ScriptedLlm::new(vec![
             ScriptedReply::For {
                 task: LlmTask::Define,
-                reply: "tqdm import tqdm\n```".into(),
+                reply: "progress import track\n```".into(),
             },
             ScriptedReply::For {
                 task: LlmTask::Define,
@@ -724,7 +725,7 @@ mod tests {
                 reply: "iterable):\n    return iterable\n```".into(),
             },
         ]);
-        let names = ["tqdm".to_owned(), "loader".to_owned()];
+        let names = ["track".to_owned(), "batches".to_owned()];
         let (_, error) = resolve_undefined(&llm, &input, &mut code, &names, 0, Some(&NothingImports)).await;
         assert!(error.is_none());
         assert!(
@@ -732,12 +733,21 @@ mod tests {
             "a called name is asked for its import"
         );
         assert!(
-            code.contains("def tqdm(iterable):\n    return iterable\nfor feature"),
+            code.contains("def track(iterable):\n    return iterable\nfor feature"),
             "its import does not run: the reporter's own function: {code}"
         );
         assert!(
-            !code.contains("loader = 1"),
+            !code.contains("batches = 1"),
             "no number for what the script loops over: {code}"
+        );
+        let mut code = "import torch\nfor feature, target in tqdm(author_dataloader):\n    print(feature)\n".to_owned();
+        let names = ["tqdm".to_owned(), "author_dataloader".to_owned()];
+        let silent = ScriptedLlm::new(Vec::new());
+        let (_, error) = resolve_undefined(&silent, &input, &mut code, &names, 0, Some(&NothingImports)).await;
+        assert!(error.is_none() && silent.prompts().is_empty(), "the tools define both");
+        assert!(
+            code.contains("from tqdm import tqdm") && code.contains("author_dataloader = torch.utils.data.DataLoader("),
+            "{code}"
         );
         assert!(used_as_function("y = tqdm(x)\nz = tqdm(y)\n", "tqdm"));
         assert!(!used_as_function("y = tqdm(x)\nf = tqdm\n", "tqdm") && !used_as_function("m.tqdm(x)\n", "tqdm"));
