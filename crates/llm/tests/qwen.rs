@@ -36,6 +36,14 @@ fn fixture<T: for<'de> Deserialize<'de>>(name: &str) -> T {
     serde_json::from_str(&text).unwrap()
 }
 
+/// How far two readings of the same tokens may differ when they ran different kernels: a
+/// pass over several tokens runs other matrix kernels than one over a single token, and the
+/// 4-bit model quantizes each layer's activations to 8 bits, so a rounding difference can
+/// flip one quantization step and move a logit by tenths (0.30 on an AMD EPYC without
+/// AVX-512, 2026-12-05, where other machines stayed under 0.01). A wrong cache or position
+/// moves them by units and picks other tokens.
+const KERNEL_ROUNDING: f32 = 1.0;
+
 /// Asserts that two rows of logits pick the same token and differ by less than `tolerance`.
 fn assert_close(a: &[f32], b: &[f32], tolerance: f32, what: &str) {
     let argmax = |v: &[f32]| v.iter().enumerate().max_by(|x, y| x.1.total_cmp(y.1)).unwrap().0;
@@ -321,11 +329,9 @@ fn a_draft_read_in_one_pass_gives_each_position_its_logits_and_a_rewind_forgets_
         .to_vec2::<f32>()
         .unwrap();
     assert_eq!(rows.len(), draft.len());
-    // Row i holds the logits after the draft's token i. A pass over several tokens runs
-    // other kernels than one over a single token (as a prompt's reading does), so the
-    // logits agree to rounding, not to the bit.
+    // Row i holds the logits after the draft's token i, to the kernels' rounding.
     for (row, reference) in rows.iter().zip(&one_by_one) {
-        assert_close(row, reference, 1.0, "batched and single-token logits");
+        assert_close(row, reference, KERNEL_ROUNDING, "batched and single-token logits");
     }
     // Forgetting all but the draft's first token answers as if only it had been read.
     cache.rewind(prompt.len() + 1);
@@ -335,7 +341,12 @@ fn a_draft_read_in_one_pass_gives_each_position_its_logits_and_a_rewind_forgets_
         .to_vec1::<f32>()
         .unwrap();
     assert_eq!(cache.len(), prompt.len() + 2);
-    assert_close(&after_rewind, &one_by_one[1], 1.0, "a rewound cache's logits");
+    assert_close(
+        &after_rewind,
+        &one_by_one[1],
+        KERNEL_ROUNDING,
+        "a rewound cache's logits",
+    );
 }
 
 #[test]
@@ -370,7 +381,8 @@ fn a_prompt_that_starts_like_a_kept_one_reads_only_the_rest_and_answers_the_same
         let mut cache = model.new_cache();
         model.forward(ids, &mut cache).unwrap().to_vec1::<f32>().unwrap()
     };
-    let close = |a: &[f32], b: &[f32]| assert_close(a, b, 1e-2, "logits");
+    // Reading only a prompt's new end runs other kernels than reading it whole.
+    let close = |a: &[f32], b: &[f32]| assert_close(a, b, KERNEL_ROUNDING, "logits");
     let shared = "You are a Python debugger. The program below computes the area of rectangles.\n\
                   def area(w, h):\n    return w * h\n\nprint(area(2, 3))\n";
     let first = llm.encode(&format!("{shared}Question: what does it print?")).unwrap();
