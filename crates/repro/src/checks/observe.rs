@@ -49,15 +49,24 @@ impl RunObservation {
     pub fn of_script(mut self, code: &str, full_stdout: &str) -> Self {
         self.written = printed_literals(code);
         if !self.written.is_empty() {
-            let crashed = !matches!(self.termination, Termination::Exited(0));
-            self.symptom = read_symptom(
-                &without_literals(full_stdout, &self.written),
-                &self.stderr,
-                crashed,
-                &self.metrics,
-            );
+            self.symptom = self.symptom_of(&without_literals(full_stdout, &self.written));
         }
         self
+    }
+
+    /// This run read as printed, the script's own text counted like the rest (from the
+    /// output it keeps, which [`MAX_STDOUT`] may have cut).
+    pub(crate) fn as_printed(&self) -> Self {
+        Self {
+            symptom: self.symptom_of(&self.stdout),
+            written: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    fn symptom_of(&self, stdout: &str) -> Symptom {
+        let crashed = !matches!(self.termination, Termination::Exited(0));
+        read_symptom(stdout, &self.stderr, crashed, &self.metrics)
     }
 
     /// What the run showed, in a few lines: a crash's exception with its whole message
@@ -168,7 +177,7 @@ pub fn observe(termination: Termination, stdout: &str, stderr: &str, elapsed_ms:
 /// warnings on stderr, and the printed `metrics` (a loss that grows a thousandfold is
 /// exploding). `stdout` may be the printed output with the script's own text blanked
 /// ([`super::written`]); the metrics are read from what it really printed.
-pub(crate) fn read_symptom(stdout: &str, stderr: &str, crashed: bool, metrics: &[(String, f64)]) -> Symptom {
+fn read_symptom(stdout: &str, stderr: &str, crashed: bool, metrics: &[(String, f64)]) -> Symptom {
     // Warnings on stderr count; a traceback's text counts only when the run crashed.
     let text = if crashed {
         format!("{stdout}\n{stderr}")

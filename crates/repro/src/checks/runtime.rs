@@ -10,7 +10,7 @@ use std::time::Duration;
 use replayground_shared::repro::{CheckKind, CheckVerdict, RestructuredReport};
 use serde::Deserialize;
 
-use super::observe::{MAX_STDOUT, RunObservation, observe, read_symptom};
+use super::observe::{MAX_STDOUT, RunObservation, observe};
 use super::score::{
     ACCEPT_SCORE, APPROXIMATED_CAP, align_with_report, first_few, score_prediction, score_run, verdict,
     writes_reported_values,
@@ -271,10 +271,9 @@ pub async fn runtime(
         v.missing = Some(missing);
         return (v, Some(run));
     }
-    let as_printed = run.clone();
     align_with_report(report, &mut run);
     let (mut score, mut detail) = score_run(report, &run);
-    if score < ACCEPT_SCORE && shown_by_its_own_text(report, as_printed) {
+    if score < ACCEPT_SCORE && shown_by_its_own_text(report, &run) {
         let _ = write!(
             detail,
             " The run shows it only in text the script prints itself ({}): that shows nothing; print what the program computes.",
@@ -306,15 +305,13 @@ pub async fn runtime(
 
 /// Whether `run` would pass read with the text its script prints itself, which it does not
 /// once that text is blanked: the script wrote the symptom rather than computing it.
-fn shown_by_its_own_text(report: &RestructuredReport, mut run: RunObservation) -> bool {
+fn shown_by_its_own_text(report: &RestructuredReport, run: &RunObservation) -> bool {
     if run.written.is_empty() {
         return false;
     }
-    let crashed = !matches!(run.termination, Termination::Exited(0));
-    run.symptom = read_symptom(&run.stdout, &run.stderr, crashed, &run.metrics);
-    run.written.clear();
-    align_with_report(report, &mut run);
-    score_run(report, &run).0 >= ACCEPT_SCORE
+    let mut printed = run.as_printed();
+    align_with_report(report, &mut printed);
+    score_run(report, &printed).0 >= ACCEPT_SCORE
 }
 
 #[cfg(test)]
@@ -330,10 +327,10 @@ mod tests {
         let stdout = "negative values predicted to zeros: 3\n";
         let labelled = observe(Termination::Exited(0), stdout, "", 1)
             .of_script("print('negative values predicted to zeros:', n)\n", stdout);
-        assert!(shown_by_its_own_text(&report, labelled));
+        assert!(shown_by_its_own_text(&report, &labelled));
         let computed = observe(Termination::Exited(0), stdout, "", 1).of_script("print(text, n)\n", stdout);
         assert!(
-            !shown_by_its_own_text(&report, computed),
+            !shown_by_its_own_text(&report, &computed),
             "nothing written: nothing to name"
         );
     }
