@@ -46,7 +46,7 @@ pub(crate) fn torch_loader(name: &str, code: &str) -> Option<String> {
     let n = LOADER_SAMPLES;
     let first = FIRST_LAYER.captures(code);
     let size = first.as_ref().and_then(|c| c[2].trim().parse::<usize>().ok());
-    let inputs = match first.as_ref().map(|c| c.get(1).map_or("", |m| m.as_str())) {
+    let inputs = match first.as_ref().map(|c| &c[1]) {
         Some("Embedding") => format!("torch.randint(0, {}, ({n}, 20))", size.unwrap_or(UNSTATED_VOCABULARY)),
         Some("Conv1d") => format!("torch.randn({n}, {}, 32)", size.unwrap_or(1)),
         Some("Conv2d") => format!("torch.randn({n}, {}, 32, 32)", size.unwrap_or(3)),
