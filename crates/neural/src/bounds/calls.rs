@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use tree_sitter::Node;
 
-use super::code::{CodeFacts, ScopeKind};
+use super::code::{CodeFacts, MODULE, ScopeKind};
+use super::effects::Program;
 use super::flow::{field, is_statement, normal_return_lines, span, statements_at};
 use super::line_of;
 use super::shape::{Events, Shape};
@@ -24,7 +25,114 @@ impl CodeFacts {
                 .any(|s| s.kind == ScopeKind::Class && s.header == line)
         };
         self.names_known
-            && (surely_calls(root, self.source.as_bytes(), line, &plain) || (starts_class(root, line) && !own_header()))
+            && (surely_calls(root, self.source.as_bytes(), line, &plain)
+                || (starts_class(root, line) && !own_header())
+                || self.first_in_order(line).is_some())
+    }
+
+    /// The frame a step into the statement a frame of `function` stopped at on `line`
+    /// reaches first, when the code tells: the one piece of the program's code the
+    /// statement runs ([`Self::first_callee`]), or the first of several, where every
+    /// expression Python evaluates before it runs nothing of the program's
+    /// ([`first_in_order`]). Its scope's name and first line.
+    pub(super) fn first_frame(&self, function: &str, line: u32) -> Option<(String, u32)> {
+        self.first_callee(function, line).or_else(|| {
+            let (name, at) = self.first_in_order(line)?;
+            let mut scopes = self.scopes.iter().filter(|s| {
+                s.name == name
+                    && match at {
+                        Some(at) => s.first == at,
+                        None => s.kind == ScopeKind::Function,
+                    }
+            });
+            let scope = scopes.next()?;
+            scopes.next().is_none().then_some((name, scope.first))
+        })
+    }
+
+    /// Whether the simple statement alone on `line`, run whole by a frame of `function`
+    /// (not a lambda's or a comprehension's, which run part of it), surely runs none of
+    /// the program's code: [`evaluated_first`] finds nothing of it to run.
+    /// The same for the header of a `for` (its iterable, then each `next` of it) or of an
+    /// `if`, `elif` or `while` (its condition, then its truth) written on `line` alone.
+    pub(super) fn calls_nothing(&self, function: &str, line: u32) -> bool {
+        let whole = function == MODULE || !function.starts_with('<');
+        if !self.names_known || !whole {
+            return false;
+        }
+        let (root, source, program) = (self.tree.root_node(), self.source.as_bytes(), &self.program);
+        if let Some(statement) = alone_on(root, line) {
+            return evaluated_first(statement, source, program) == First::Nothing;
+        }
+        header_on(root, line).is_some_and(|(value, iterates)| {
+            let quiet = if iterates {
+                !program.implicit_calls
+            } else {
+                !program.operator_methods
+            };
+            evaluated_first(value, source, program) == First::Nothing && quiet
+        })
+    }
+
+    /// The lines whose statements can make the call event of `function`'s frame that
+    /// starts on `first`, when the text tells: a plain function's calls by its name, or
+    /// for an `__init__` the calls (and bare `raise`s) of the classes it initialises and
+    /// every `….__init__(…)`. Only where no function or class of the program is ever
+    /// held as a value, which a library or another name could call.
+    pub(super) fn call_sites(&self, function: &str, first: u32) -> Option<BTreeSet<u32>> {
+        if !self.names_known || self.program.functions_escape {
+            return None;
+        }
+        let top_level = self
+            .scopes
+            .iter()
+            .any(|s| s.name == function && s.first == first && s.kind == ScopeKind::Function && s.header == first);
+        let names: Vec<&str> = if function == "__init__" {
+            let inits = self.program.class_inits.iter().filter(|&(_, &at)| at == first);
+            inits.map(|(class, _)| class.as_str()).collect()
+        } else if top_level && self.program.plain_functions.contains(function) {
+            vec![function]
+        } else {
+            Vec::new()
+        };
+        if names.is_empty() {
+            return None;
+        }
+        let source = self.source.as_bytes();
+        let words = |node: Option<Node<'_>>| node.and_then(|n| n.utf8_text(source).ok()).unwrap_or_default();
+        let mut lines = BTreeSet::new();
+        let mut stack = vec![self.tree.root_node()];
+        while let Some(node) = stack.pop() {
+            let callee = field(node, "function");
+            let site = match node.kind() {
+                "call" => {
+                    names.contains(&words(callee).trim())
+                        || (function == "__init__"
+                            && callee.is_some_and(|c| c.kind() == "attribute")
+                            && words(callee.and_then(|c| field(c, "attribute"))) == "__init__")
+                }
+                "raise_statement" => node
+                    .named_child(0)
+                    .is_some_and(|e| e.kind() == "identifier" && names.contains(&words(Some(e)))),
+                _ => false,
+            };
+            if site {
+                let line = line_of(node.start_position().row);
+                lines.insert(line);
+                lines.extend(self.statement_lines(line).into_iter().flatten());
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        Some(lines)
+    }
+
+    fn first_in_order(&self, line: u32) -> Option<(String, Option<u32>)> {
+        let statement = alone_on(self.tree.root_node(), line).filter(|_| self.names_known)?;
+        match evaluated_first(statement, self.source.as_bytes(), &self.program) {
+            First::Frame(name, at) => Some((name, at)),
+            First::Nothing | First::Unknown => None,
+        }
     }
 
     /// The frame a step into the statement a frame of `function` stopped at on `line`
@@ -227,4 +335,221 @@ pub(super) fn assigned_call(
     let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default().to_owned();
     let named = left.kind() == "identifier" && callee.kind() == "identifier" && plain(&words(callee));
     (named && assignment.child_by_field_name("type").is_none()).then(|| (words(left), words(callee)))
+}
+
+/// What evaluating an expression runs first of the program's code.
+#[derive(Debug, PartialEq, Eq)]
+enum First {
+    /// Nothing of the program's (it may still raise).
+    Nothing,
+    /// A frame of this scope (a function by its name; a comprehension or an `__init__` by
+    /// its first line too), before anything else of the program's.
+    Frame(String, Option<u32>),
+    /// The text does not tell.
+    Unknown,
+}
+
+/// What a call's callee is, before its arguments are evaluated.
+enum Callee<'s> {
+    Named(&'s str),
+    /// Code of a library: a method no text of the program defines, or an imported name.
+    Library,
+    Unknown,
+}
+
+/// [`First`] for `node`, following Python's order of evaluation: a callee before its
+/// arguments, arguments left to right, the call last; operands before their operator.
+/// Operators, attributes, subscripts and builtins run nothing of the program's only when
+/// it defines no special method, property or generator that they could reach.
+fn evaluated_first(node: Node<'_>, source: &[u8], program: &Program) -> First {
+    let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default();
+    let in_order = |nodes: Vec<Node<'_>>| {
+        for node in nodes {
+            match evaluated_first(node, source, program) {
+                First::Nothing => {}
+                other => return other,
+            }
+        }
+        First::Nothing
+    };
+    // After operands that run nothing of the program's, the operation itself.
+    let operation = |operands: First, quiet: bool| match operands {
+        First::Nothing if !quiet => First::Unknown,
+        other => other,
+    };
+    match node.kind() {
+        "identifier" | "integer" | "float" | "true" | "false" | "none" | "lambda" => First::Nothing,
+        "string" => {
+            let parts: Vec<Node<'_>> = named(node)
+                .into_iter()
+                .filter(|c| c.kind() == "interpolation")
+                .collect();
+            if parts.is_empty() {
+                First::Nothing
+            } else {
+                let values = parts.into_iter().flat_map(|p| named(p).into_iter().take(1)).collect();
+                operation(in_order(values), !program.implicit_calls)
+            }
+        }
+        "expression_statement"
+        | "return_statement"
+        | "parenthesized_expression"
+        | "expression_list"
+        | "tuple"
+        | "list"
+        | "slice"
+        | "pair" => in_order(named(node)),
+        // Keys are hashed (and compared) as they are stored.
+        "dictionary" | "set" => operation(in_order(named(node)), !program.operator_methods),
+        "assignment" => {
+            let plain_target =
+                field(node, "left").is_some_and(|l| l.kind() == "identifier") && field(node, "type").is_none();
+            match field(node, "right") {
+                Some(right) => operation(evaluated_first(right, source, program), plain_target),
+                None => First::Unknown,
+            }
+        }
+        "binary_operator" | "unary_operator" | "not_operator" => {
+            operation(in_order(named(node)), !program.operator_methods)
+        }
+        "comparison_operator" if named(node).len() == 2 => operation(in_order(named(node)), !program.operator_methods),
+        // A `defaultdict`'s factory runs on a missing key.
+        "subscript" => operation(
+            in_order(named(node)),
+            !program.operator_methods && !program.defaultdicts,
+        ),
+        "attribute" => match field(node, "object") {
+            Some(object) => operation(evaluated_first(object, source, program), !program.implicit_calls),
+            None => First::Unknown,
+        },
+        "call" => {
+            let (Some(function), Some(arguments)) = (field(node, "function"), field(node, "arguments")) else {
+                return First::Unknown;
+            };
+            // A method no text of the program could have defined (`append`, `split`,
+            // `items`) is a library's, as is a name only an `import` binds.
+            let callee = match function.kind() {
+                "identifier" if program.imported.contains(words(function)) => Callee::Library,
+                "identifier" => Callee::Named(words(function)),
+                "attribute" => match evaluated_first(function, source, program) {
+                    First::Nothing => match field(function, "attribute").map(words) {
+                        Some(m) if !m.starts_with("__") && !program.attributes.contains(m) => Callee::Library,
+                        _ => Callee::Unknown,
+                    },
+                    other => return other,
+                },
+                _ => match evaluated_first(function, source, program) {
+                    First::Nothing => Callee::Unknown,
+                    other => return other,
+                },
+            };
+            if arguments.kind() != "argument_list" {
+                return First::Unknown;
+            }
+            let mut values = Vec::new();
+            let mut callbacks = false;
+            for argument in named(arguments) {
+                match argument.kind() {
+                    "keyword_argument" => {
+                        let value = field(argument, "value");
+                        callbacks |= value.is_none_or(|v| !inert_argument(v, source, program));
+                        values.extend(value);
+                    }
+                    "list_splat" | "dictionary_splat" => return First::Unknown,
+                    _ => values.push(argument),
+                }
+            }
+            match in_order(values) {
+                First::Nothing => {}
+                other => return other,
+            }
+            let quiet = !program.implicit_calls && !callbacks;
+            match callee {
+                Callee::Named(name) if program.plain_functions.contains(name) => First::Frame(name.to_owned(), None),
+                Callee::Named(name) if let Some(&init) = program.class_inits.get(name) => {
+                    First::Frame("__init__".to_owned(), Some(init))
+                }
+                Callee::Named(name) if program.pure_builtin(name) && quiet => First::Nothing,
+                // A library's code, handed nothing of the program's it could call.
+                Callee::Library if quiet && !program.functions_escape && !program.protocol_methods => First::Nothing,
+                _ => First::Unknown,
+            }
+        }
+        kind if COMPREHENSIONS.contains(&kind) => {
+            let scope = match kind {
+                "list_comprehension" => "<listcomp>",
+                "set_comprehension" => "<setcomp>",
+                _ => "<dictcomp>",
+            };
+            let first = named(node).into_iter().find(|c| c.kind() == "for_in_clause");
+            match first
+                .and_then(|f| field(f, "right"))
+                .map(|i| evaluated_first(i, source, program))
+            {
+                Some(First::Nothing) if !program.implicit_calls => {
+                    First::Frame(scope.to_owned(), Some(line_of(node.start_position().row)))
+                }
+                Some(First::Nothing) | None => First::Unknown,
+                Some(other) => other,
+            }
+        }
+        _ => First::Unknown,
+    }
+}
+
+/// The expression a compound statement's header on `line` evaluates, when the header is
+/// that line alone: a `for`'s iterable over plain names (and whether it is iterated), or
+/// the condition of an `if`, `elif` or `while`.
+fn header_on(root: Node<'_>, line: u32) -> Option<(Node<'_>, bool)> {
+    let row = usize::try_from(line.checked_sub(1)?).ok()?;
+    let mut node = root;
+    loop {
+        let child = named(node)
+            .into_iter()
+            .find(|c| c.start_position().row <= row && row <= c.end_position().row)?;
+        if child.start_position().row == row {
+            let header = match child.kind() {
+                "for_statement" if child.child(0).is_some_and(|c| c.kind() == "for") => {
+                    let targets = field(child, "left").is_some_and(plain_targets);
+                    field(child, "right").filter(|_| targets).map(|r| (r, true))
+                }
+                "while_statement" | "if_statement" | "elif_clause" => field(child, "condition").map(|c| (c, false)),
+                _ => None,
+            };
+            if let Some((value, iterates)) = header {
+                let body = field(child, "body").or_else(|| field(child, "consequence"));
+                let alone = value.end_position().row == row && body.is_some_and(|b| b.start_position().row > row);
+                return alone.then_some((value, iterates));
+            }
+        }
+        node = child;
+    }
+}
+
+/// Whether a `for`'s targets are names only (no store into an object).
+fn plain_targets(node: Node<'_>) -> bool {
+    match node.kind() {
+        "identifier" => true,
+        "pattern_list" | "tuple_pattern" | "list_pattern" => named(node).into_iter().all(plain_targets),
+        _ => false,
+    }
+}
+
+fn named(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// Whether a builtin handed `value` as a keyword argument cannot call the program's code
+/// with it: a literal, or a builtin function the program never rebinds (`key=len`).
+fn inert_argument(value: Node<'_>, source: &[u8], program: &Program) -> bool {
+    match value.kind() {
+        "integer" | "float" | "true" | "false" | "none" => true,
+        "string" => {
+            let mut cursor = value.walk();
+            value.named_children(&mut cursor).all(|c| c.kind() != "interpolation")
+        }
+        "identifier" => program.pure_builtin(value.utf8_text(source).unwrap_or_default()),
+        _ => false,
+    }
 }

@@ -14,6 +14,7 @@ use super::flow;
 use super::names::{
     Unbound, class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_names,
 };
+use super::program;
 
 /// The name the module's frame carries.
 pub(super) const MODULE: &str = "<module>";
@@ -184,7 +185,8 @@ impl CodeFacts {
         let unbound = unbound_names(root, source);
         let names_kept = names_known && unbound.as_ref().is_some_and(|u| u.in_functions.is_disjoint(&globals));
         narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
-        let program = Program::new(root, source);
+        let mut program = Program::new(root, source);
+        program::add_values(&mut program, root, source);
         let top_level = Body::of(root, source);
         let classes = (!code.contains("__repr__")).then(|| class_qualnames(root, source));
         let renames = ["__qualname__", "__module__", "sys.modules", "import __main__"];
@@ -258,6 +260,7 @@ impl CodeFacts {
     pub(super) fn may_call(&self, function: &str, line: u32) -> bool {
         self.effects(function, line)
             .is_none_or(|e| e.may_run_program_code(&self.program))
+            && !self.calls_nothing(function, line)
     }
 
     /// The names in `shown` that running `effects`' statements leaves as they were (never

@@ -2,7 +2,7 @@
 //! text: the names they bind, the repr the text fixes for some of them (a literal, a
 //! `def`, a plain `class`), and whether anything else can change.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use tree_sitter::Node;
 
@@ -69,6 +69,8 @@ impl Effects {
 pub(crate) struct Program {
     /// Every name the program binds somewhere (a builtin it shadows is not the builtin).
     pub(crate) bound: HashSet<String>,
+    /// Every identifier a parameter list holds (a parameter, or a name its defaults read).
+    pub(crate) parameters: HashSet<String>,
     /// Whether operators, attributes, truth tests or iteration can run the program's
     /// code that may change something: it defines special methods (beyond `__init__`,
     /// `__repr__`, `__str__`), properties or generators.
@@ -86,6 +88,24 @@ pub(crate) struct Program {
     /// sees: bound once in the whole text, by a top-level `def` that is not decorated,
     /// `async` or a generator, and never a parameter.
     pub(crate) plain_functions: HashSet<String>,
+    /// Names that can only mean one class of the program whose call surely runs an
+    /// `__init__` of the program first ([`class_inits`]): the line of that `def`.
+    pub(crate) class_inits: HashMap<String, u32>,
+    /// Whether the text names `defaultdict`, whose factory a subscript may call.
+    pub(crate) defaultdicts: bool,
+    /// Whether a function, method or class of the program can be held as a value (and
+    /// so be called by a library it is handed): it is named other than to call it,
+    /// subclass it, catch it or test an instance against it, or the program holds a
+    /// lambda or a decorator.
+    pub(crate) functions_escape: bool,
+    /// Every name the program could have defined as an attribute: each `def`'s name,
+    /// every attribute it stores, every name a string of it spells (`getattr`).
+    pub(crate) attributes: HashSet<String>,
+    /// Names bound only by one `import`: a library's function or class.
+    pub(crate) imported: HashSet<String>,
+    /// Whether it defines a method a library may call on an object it is handed by the
+    /// method's name (`write`, `read`, `keys`, `close` …).
+    pub(crate) protocol_methods: bool,
     /// Whether `print` without keywords runs none of the program's code: it is not
     /// rebound, no special method or property of the program can be called implicitly
     /// (`str()` of a value is a builtin's), and the text never reaches `sys.stdout`.
@@ -123,13 +143,14 @@ impl Program {
                     }
                 }
                 "parameters" | "lambda_parameters" => {
-                    program.bound.extend(identifiers(node, source));
+                    program.parameters.extend(identifiers(node, source));
                 }
                 _ => {}
             }
             let mut cursor = node.walk();
             stack.extend(node.named_children(&mut cursor));
         }
+        program.bound.extend(program.parameters.iter().cloned());
         collect(root, source, None, &program, &mut everything, true);
         let mut cursor = root.walk();
         let plain = root.named_children(&mut cursor).filter(|node| {
@@ -143,6 +164,7 @@ impl Program {
         program.plain_functions = plain
             .map(|node| text(node.child_by_field_name("name"), source).to_owned())
             .collect();
+
         program.bound.extend(everything.bindings.into_iter().map(|b| b.name));
         program.quiet_print = !program.implicit_calls
             && !program.bound.contains("print")
@@ -225,7 +247,7 @@ pub(crate) fn effects(root: Node<'_>, source: &[u8], lines: &BTreeSet<u32>, prog
     collect(root, source, Some(lines), program, &mut effects, false).then_some(effects)
 }
 
-fn text<'s>(node: Option<Node<'_>>, source: &'s [u8]) -> &'s str {
+pub(super) fn text<'s>(node: Option<Node<'_>>, source: &'s [u8]) -> &'s str {
     node.and_then(|n| n.utf8_text(source).ok()).unwrap_or_default()
 }
 
@@ -255,7 +277,7 @@ fn header_meets(node: Node<'_>, lines: Option<&BTreeSet<u32>>) -> bool {
 }
 
 /// The identifiers under `node`.
-fn identifiers(node: Node<'_>, source: &[u8]) -> Vec<String> {
+pub(super) fn identifiers(node: Node<'_>, source: &[u8]) -> Vec<String> {
     let mut names = Vec::new();
     let mut stack = vec![node];
     while let Some(node) = stack.pop() {
@@ -271,7 +293,7 @@ fn identifiers(node: Node<'_>, source: &[u8]) -> Vec<String> {
 /// Walks `node` (only what meets `lines`, when given), adding to `effects`; false when
 /// the text cannot tell. `everywhere`: into function and class bodies too (the program's
 /// every binding).
-fn collect(
+pub(super) fn collect(
     node: Node<'_>,
     source: &[u8],
     lines: Option<&BTreeSet<u32>>,

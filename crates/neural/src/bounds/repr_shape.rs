@@ -25,7 +25,7 @@ const KEYWORDS: [&[u8]; 7] = [
 /// may not write them (`dict_keys([1])`, `PosixPath('a')`, `JSONDecodeError('...')`);
 /// besides these, a repr starts only with a name the text writes (its classes, the
 /// modules and classes it imports) or a keyword.
-pub(super) const REPR_NAMES: [&str; 106] = [
+pub(super) const REPR_NAMES: [&str; 107] = [
     "True",
     "False",
     "None",
@@ -58,6 +58,8 @@ pub(super) const REPR_NAMES: [&str; 106] = [
     "Decimal",
     "Fraction",
     "Context",
+    // A dataclass's class attribute made by `field(...)`.
+    "Field",
     "PosixPath",
     "PurePosixPath",
     "UUID",

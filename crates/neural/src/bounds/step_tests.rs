@@ -203,3 +203,173 @@ fn stepping_back_into_a_call_that_returned_reaches_a_line_it_returns_from() {
     let into = back(&loose, &line_10.replace("10 0", "9 0"));
     assert!(into.admits(&format!(r#"<|return|>3 1 decode <|vars|>{vars} <|value|>"None""#)));
 }
+
+#[test]
+fn a_step_into_a_class_call_reaches_its_init_first_even_among_other_calls() {
+    let code = "class Playlist:\n    def __init__(self, name):\n        self.name = name\n        self.songs = []\n\n    def add(self, title):\n        self.songs.append(title)\n        return self\n\n    def __len__(self):\n        return len(self.songs)\n\n\nmix = Playlist('road trip').add('Intro')\ncount = len(mix)\n";
+    let from = r#"<|line|>14 0 <module> <|vars|>{"Playlist":"<class '__main__.Playlist'>"}"#;
+    let into = after_one(code, from, Action::StepInto);
+    assert!(into.admits(r#"<|call|>2 1 __init__ <|vars|>{"self":"<__main__.Playlist object>","name":"'road trip'"}"#));
+    assert!(
+        !into.admits("<|call|>1 1 Playlist <|vars|>{}"),
+        "the class body ran before"
+    );
+    assert!(
+        !into.admits(r#"<|call|>6 1 add <|vars|>{"self":"<__main__.Playlist object>","title":"'Intro'"}"#),
+        "`add` is called on what the class call returns"
+    );
+    // A subclass without its own `__init__` runs its base's; one with a `__new__` of the
+    // program's, or a base the program does not define, does not tell.
+    let derived = format!("{code}\n\nclass Mixtape(Playlist):\n    pass\n\n\ntape = Mixtape('b-sides')\n");
+    let facts = CodeFacts::new(&derived).expect("parses");
+    assert_eq!(facts.first_frame(MODULE, 22), Some(("__init__".to_owned(), 2)));
+    let created = derived.replace(
+        "    pass\n",
+        "    def __new__(cls, name):\n        return super().__new__(cls)\n",
+    );
+    let facts = CodeFacts::new(&created).expect("parses");
+    assert_eq!(facts.first_frame(MODULE, 23), None);
+    let enum_like = "from enum import Enum\n\n\nclass Color(Enum):\n    def __init__(self, code):\n        self.code = code\n\n\nred = Color(1)\n";
+    let facts = CodeFacts::new(enum_like).expect("parses");
+    assert_eq!(facts.first_frame(MODULE, 9), None);
+    // An argument that runs the program's code runs first.
+    let nested = "def title(s):\n    return s.title()\n\n\nclass Tag:\n    def __init__(self, name):\n        self.name = name\n\n\ntag = Tag(title('x'))\n";
+    let facts = CodeFacts::new(nested).expect("parses");
+    assert_eq!(facts.first_frame(MODULE, 10), Some(("title".to_owned(), 1)));
+}
+
+#[test]
+fn a_builtin_handed_only_builtins_and_literals_calls_nothing_of_the_program() {
+    let code = "def group(words):\n    return [[w] for w in words]\n\n\ngrouped = group(['a', 'bc'])\nlargest = max(grouped, key=len)\nordered = sorted(grouped, key=lambda g: -len(g))\nprint(largest, end='')\n";
+    let grouped = r#""group":"<function group>","grouped":"[['a'], ['bc']]""#;
+    let into = after_one(
+        code,
+        &format!("<|line|>6 0 <module> <|vars|>{{{grouped}}}"),
+        Action::StepInto,
+    );
+    assert!(into.admits(r#"<|line|>7 0 <module> <|vars|>{"group":"..","grouped":"..","largest":"['a']"}"#));
+    assert!(
+        !into.admits(r#"<|call|>1 1 group <|vars|>{"words":"['a', 'bc']"}"#),
+        "`key=len` calls no function of the program"
+    );
+    let facts = CodeFacts::new(code).expect("parses");
+    assert!(facts.calls_nothing(MODULE, 6));
+    assert!(facts.calls_nothing(MODULE, 8), "`end=''` is a literal");
+    assert!(!facts.calls_nothing(MODULE, 7), "a lambda handed as `key` runs");
+    assert!(facts.may_call(MODULE, 7));
+    assert!(!facts.calls_nothing(MODULE, 5));
+    // A lambda's own frame runs part of its line, not the statement that defined it.
+    assert!(!facts.calls_nothing("<lambda>", 7));
+    // Operators may run the program's special methods, a `defaultdict`'s factory its code.
+    let special = format!("{code}\n\nclass Box:\n    def __lt__(self, other):\n        return True\n");
+    assert!(!CodeFacts::new(&special).expect("parses").calls_nothing(MODULE, 6));
+    let factory = "from collections import defaultdict\n\n\ndef zero():\n    return 0\n\n\ncounts = defaultdict(zero)\nn = counts['a']\n";
+    assert!(!CodeFacts::new(factory).expect("parses").calls_nothing(MODULE, 9));
+}
+
+#[test]
+fn a_header_over_builtins_calls_nothing_of_the_program() {
+    let code = "def average(scores):\n    return sum(scores) / len(scores)\n\n\nclasses = {'math': [90, 72], 'art': []}\nreport = {}\nfor subject, scores in classes.items():\n    if scores:\n        report[subject] = average(scores)\n    while not report:\n        break\n";
+    let facts = CodeFacts::new(code).expect("parses");
+    for header in [7, 8, 10] {
+        assert!(facts.calls_nothing(MODULE, header), "line {header}");
+    }
+    assert!(!facts.calls_nothing(MODULE, 9));
+    let vars = r#""average":"<function average>","classes":"{'math': [90, 72], 'art': []}","report":"{}""#;
+    let into = after_one(
+        code,
+        &format!("<|line|>7 0 <module> <|vars|>{{{vars}}}"),
+        Action::StepInto,
+    );
+    assert!(into.admits(r#"<|line|>8 0 <module> <|vars|>{"average":"..","classes":"..","report":"..","subject":"'math'","scores":"[90, 72]"}"#));
+    assert!(
+        !into.admits(r#"<|call|>1 1 average <|vars|>{"scores":"[90, 72]"}"#),
+        "the loop's header calls no function of the program"
+    );
+    // Iterating may resume a generator of the program; a truth test may run `__len__`.
+    let generator = format!("{code}\n\ndef gen():\n    yield 1\n");
+    assert!(!CodeFacts::new(&generator).expect("parses").calls_nothing(MODULE, 7));
+    let sized = format!("{code}\n\nclass Box:\n    def __len__(self):\n        return 0\n");
+    assert!(!CodeFacts::new(&sized).expect("parses").calls_nothing(MODULE, 8));
+}
+
+#[test]
+fn a_library_handed_nothing_it_could_call_back_runs_nothing_of_the_program() {
+    let code = "from collections import deque\n\n\ndef wrap(text):\n    lines = []\n    for word in text.split():\n        lines.append(word.upper())\n    return lines\n\n\nq = deque(maxlen=2)\nq.append(wrap('a b'))\n";
+    let facts = CodeFacts::new(code).expect("parses");
+    for line in [5, 6, 7, 11] {
+        assert!(facts.calls_nothing("wrap", line) || line == 11, "line {line}");
+    }
+    assert!(facts.calls_nothing(MODULE, 11), "an imported class handed a literal");
+    assert!(!facts.calls_nothing(MODULE, 12), "`wrap` runs first");
+    assert_eq!(facts.first_frame(MODULE, 12), Some(("wrap".to_owned(), 4)));
+    // A method the program defines may be the one called; a function held as a value
+    // (here by a lambda) may be what the library calls back; so may a method a library
+    // calls by its name.
+    let method = code.replace(
+        "def wrap(text):",
+        "class Words:\n    def upper(self):\n        return self\n\n\ndef wrap(text):",
+    );
+    assert!(!CodeFacts::new(&method).expect("parses").calls_nothing("wrap", 11));
+    let escaping = format!("{code}shout = lambda s: s.upper()\n");
+    assert!(!CodeFacts::new(&escaping).expect("parses").calls_nothing("wrap", 6));
+    let held = format!("{code}handlers = [wrap]\n");
+    assert!(!CodeFacts::new(&held).expect("parses").calls_nothing("wrap", 6));
+    let file_like = "import json\n\n\nclass Sink:\n    def write(self, s):\n        return len(s)\n\n\nsink = Sink()\njson.dump([1], sink)\n";
+    assert!(!CodeFacts::new(file_like).expect("parses").calls_nothing(MODULE, 10));
+    let plain_sink = file_like.replace("def write", "def push");
+    assert!(CodeFacts::new(&plain_sink).expect("parses").calls_nothing(MODULE, 10));
+    let dunder = "class A:\n    def __init__(self, x):\n        self.x = x\n\n\na = A(1)\nb = a.__class__(2)\n";
+    assert!(!CodeFacts::new(dunder).expect("parses").calls_nothing(MODULE, 7));
+}
+
+#[test]
+fn stepping_back_from_a_call_reaches_a_statement_that_makes_it() {
+    let code = "def evaluate(cs, x):\n    result = 0\n    for c in cs:\n        result = result * x + c\n    return result\n\n\ndef derivative(cs):\n    return [c * 2 for c in cs]\n\n\npoly = [2, 5]\nvalues = [evaluate(poly, x) for x in range(2)]\nslope = evaluate(derivative(poly), 1)\nfirst = evaluate(poly, 0)\n";
+    let facts = CodeFacts::new(code).expect("parses");
+    assert_eq!(facts.call_sites("evaluate", 1), Some(BTreeSet::from([13, 14, 15])));
+    let back = |from: &str| {
+        Bounds::new(
+            code,
+            Some(&trace_lang::parse_state(from, None).expect("a state")),
+            Direction::Inverse,
+            Action::ReverseStepInto,
+            None,
+        )
+    };
+    let bounds = back(r#"<|call|>1 1 evaluate <|vars|>{"cs":"[4, 10]","x":"1"}"#);
+    assert!(bounds.admits(r#"<|line|>14 0 <module> <|vars|>{"evaluate":"<function evaluate>","derivative":"<function derivative>","poly":"[2, 5]","values":"[2, 7]"}"#));
+    assert!(bounds.admits(r#"<|return|>9 1 derivative <|vars|>{"cs":"[2, 5]"} <|value|>"[4, 10]""#));
+    assert!(
+        !bounds.admits("<|line|>1 0 <module> <|vars|>{}"),
+        "line 1 makes no call of `evaluate`"
+    );
+    let inner = back(r#"<|call|>1 2 evaluate <|vars|>{"cs":"[2, 5]","x":"0"}"#);
+    assert!(inner.admits(r#"<|line|>13 1 <listcomp> <|vars|>{".0":"<range_iterator object>","x":"0"}"#));
+    // A function only ever called where it is the statement's one call: its caller's line.
+    let single = "def half(x):\n    return x / 2\n\n\na = half(4)\nb = half(a)\n";
+    let back = Bounds::new(
+        single,
+        Some(&trace_lang::parse_state(r#"<|call|>1 1 half <|vars|>{"x":"2.0"}"#, None).expect("a state")),
+        Direction::Inverse,
+        Action::ReverseStepInto,
+        None,
+    );
+    assert!(back.admits(r#"<|line|>6 0 <module> <|vars|>{"half":"<function half>","a":"2.0"}"#));
+    assert!(!back.admits(r#"<|return|>2 1 half <|vars|>{"x":"4"} <|value|>"2.0""#));
+    // Held as a value, a function may be called from anywhere.
+    let held = format!("{single}f = half\n");
+    assert_eq!(CodeFacts::new(&held).expect("parses").call_sites("half", 1), None);
+}
+
+#[test]
+fn a_dataclass_body_may_hold_a_field_object() {
+    let code = "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Recipe:\n    items: list = field(default_factory=list)\n\n    def scaled(self):\n        return self\n\n\nr = Recipe()\n";
+    let from = r#"<|line|>4 0 <module> <|vars|>{"dataclass":"<function dataclass>","field":"<function field>"}"#;
+    let state = trace_lang::parse_state(from, None).expect("a state");
+    let back = Bounds::new(code, Some(&state), Direction::Inverse, Action::ReverseStepInto, None);
+    let field = "Field(name=None,type=None,default=<dataclasses._MISSING_TYPE object>,default_factory=<class 'list'>,init=True,repr=True,hash=None,compare=True,metadata=mappingproxy({}),kw_only=<d...";
+    assert!(back.admits(&format!(
+        r#"<|return|>8 1 Recipe <|vars|>{{"items":"{field}","scaled":"<function Recipe.scaled>"}} <|value|>"None""#
+    )));
+}
