@@ -67,10 +67,27 @@ pub(super) fn shapes(
         }
         // Before a line event: its own frame's call (or resumption), an earlier line,
         // an exception it caught, or the return of a call it made.
-        Action::ReverseStepInto if from.event == StopKind::Line => vec![
-            Shape::frame_of(from, depth, Events::LINE.or(Events::CALL).or(Events::EXCEPTION)),
-            Shape::depths(depth + 1, depth + 1, Events::RETURN),
-        ],
+        // Where the blocks tell which lines can lead to this one: a line event on one of
+        // them, and a callee's return only when one of their statements may call.
+        Action::ReverseStepInto if from.event == StopKind::Line => match facts.lines_before(function, line) {
+            Some((before, calls)) => {
+                let mut shapes = vec![
+                    Shape {
+                        lines: Some(before),
+                        ..Shape::frame_of(from, depth, Events::LINE)
+                    },
+                    Shape::frame_of(from, depth, Events::CALL.or(Events::EXCEPTION)),
+                ];
+                if calls {
+                    shapes.push(Shape::depths(depth + 1, depth + 1, Events::RETURN));
+                }
+                shapes
+            }
+            None => vec![
+                Shape::frame_of(from, depth, Events::LINE.or(Events::CALL).or(Events::EXCEPTION)),
+                Shape::depths(depth + 1, depth + 1, Events::RETURN),
+            ],
+        },
         // Before a call: the caller's line that made it, or the return of an earlier
         // call the same line made (a callback the caller handed a builtin, too). A
         // call starts its activation, so stepping back out of it is one event too.

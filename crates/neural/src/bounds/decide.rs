@@ -28,6 +28,25 @@ impl CodeFacts {
         }
     }
 
+    /// The lines of `function`'s frame whose line event the code's blocks let a line
+    /// event at `line` follow directly (each line whose successors the blocks do not
+    /// bound, too), and whether the statement on any of them may call the program's
+    /// code. `None` where a frame of that name is not one scope of the text.
+    pub(super) fn lines_before(&self, function: &str, line: u32) -> Option<(BTreeSet<u32>, bool)> {
+        let mut scopes = self.scopes_named(function, line);
+        let scope = scopes.next()?;
+        if scopes.next().is_some() || scope.generator {
+            return None;
+        }
+        let (root, source) = (self.tree.root_node(), self.source.as_bytes());
+        let before: BTreeSet<u32> = (self.code_lines.iter().copied())
+            .filter(|&at| self.runs(scope, at))
+            .filter(|&at| flow::after_line(root, source, function, at).is_none_or(|next| next.contains(&line)))
+            .collect();
+        let calls = before.iter().any(|&at| self.may_call(function, at));
+        Some((before, calls))
+    }
+
     /// Where the frame goes on after a line event at a branch's header whose condition
     /// the state decides: a line of the branch taken (a condition over plain values
     /// cannot raise). `None` when it does not tell, or when the frame returns there.

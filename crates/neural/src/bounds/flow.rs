@@ -397,14 +397,49 @@ pub(super) fn after_line(root: Node<'_>, source: &[u8], function: &str, line: u3
         } else if header_of(statement).contains(&line) || (deepest && statement.kind() == "if_statement") {
             after_header(statement, line)
         } else if deepest {
-            // An `except` line, an `else:`, a `finally:`: not bounded.
-            return None;
+            // An `except` line leads into its handler, or on to the next one or the
+            // `finally`; an `else:` or a `finally:` line is not bounded.
+            return after_handler(statement, line);
         } else {
             continue;
         };
         lines = union(lines, part);
     }
     lines
+}
+
+/// Where the line event of the `except` clause of `try_statement` on `line` leads: the
+/// first line of its handler (it matched), a later `except` clause's line (it did not),
+/// or the `finally` clause (it did not, and nothing else matched). `None` for any other
+/// line, or a handler that is not a block on lines of its own.
+fn after_handler(try_statement: Node<'_>, line: u32) -> Lines {
+    if try_statement.kind() != "try_statement" {
+        return None;
+    }
+    let mut cursor = try_statement.walk();
+    let clauses: Vec<Node<'_>> = try_statement.named_children(&mut cursor).collect();
+    let at = clauses
+        .iter()
+        .position(|c| c.kind() == "except_clause" && line_of(c.start_position().row) == line)?;
+    let mut lines = BTreeSet::new();
+    let body = clauses[at]
+        .named_children(&mut clauses[at].walk())
+        .find(|c| c.kind() == "block")?;
+    let first = line_of(body.start_position().row);
+    if first == line {
+        return None;
+    }
+    lines.insert(first);
+    for later in &clauses[at + 1..] {
+        match later.kind() {
+            "except_clause" => {
+                lines.insert(line_of(later.start_position().row));
+            }
+            "finally_clause" => lines.extend(span(*later)),
+            _ => {}
+        }
+    }
+    Some(lines)
 }
 
 /// The lines the first line event of a call of the function (or class body) starting at

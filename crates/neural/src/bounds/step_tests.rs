@@ -373,3 +373,30 @@ fn a_dataclass_body_may_hold_a_field_object() {
         r#"<|return|>8 1 Recipe <|vars|>{{"items":"{field}","scaled":"<function Recipe.scaled>"}} <|value|>"None""#
     )));
 }
+
+#[test]
+fn stepping_back_from_a_line_reaches_a_line_the_blocks_lead_from() {
+    let code = "def check(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x\n\n\nvalid, errors = [], []\nfor x in [1, -2]:\n    try:\n        valid.append(check(x))\n    except ValueError as exc:\n        errors.append(str(exc))\nprint(valid, errors)\n";
+    let back = |from: &str| {
+        let state = trace_lang::parse_state(from, None).expect("a state");
+        Bounds::new(code, Some(&state), Direction::Inverse, Action::ReverseStepInto, None)
+    };
+    let vars = r#""check":"<function check>","valid":"[]","errors":"[]","x":"1""#;
+    let into_try = back(&format!("<|line|>10 0 <module> <|vars|>{{{vars}}}"));
+    let same = r#""check":"..","valid":"..","errors":"..","x":"..""#;
+    assert!(into_try.admits(&format!("<|line|>9 0 <module> <|vars|>{{{same}}}")));
+    assert!(
+        !into_try.admits(&format!("<|line|>11 0 <module> <|vars|>{{{same}}}")),
+        "a handler does not lead into the `try` body"
+    );
+    assert!(
+        !into_try.admits(r#"<|return|>4 1 check <|vars|>{"x":"1"} <|value|>"1""#),
+        "`try:` calls nothing"
+    );
+    // The loop's header follows the end of its body or a handler, and what they called.
+    let header = back(&format!("<|line|>8 0 <module> <|vars|>{{{vars}}}"));
+    assert!(header.admits(&format!("<|line|>10 0 <module> <|vars|>{{{same}}}")));
+    assert!(header.admits(&format!("<|line|>12 0 <module> <|vars|>{{{same}}}")));
+    assert!(header.admits(r#"<|return|>4 1 check <|vars|>{"x":"1"} <|value|>"1""#));
+    assert!(!header.admits(&format!("<|line|>13 0 <module> <|vars|>{{{same}}}")));
+}

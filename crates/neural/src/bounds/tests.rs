@@ -268,7 +268,11 @@ fn the_blocks_tell_where_a_frame_goes_next() {
     assert_eq!(at(17, "safe"), Some(vec![21]), "no exception: on to finally");
     assert_eq!(at(19, "safe"), Some(vec![21]));
     assert_eq!(at(21, "safe"), Some(vec![22]));
-    assert_eq!(at(18, "safe"), None, "where an exception lands is not bounded");
+    assert_eq!(
+        at(18, "safe"),
+        Some(vec![19, 20, 21]),
+        "an `except` line: its handler, or on to the `finally`"
+    );
     assert_eq!(at(26, "<module>"), Some(vec![27, 28]));
     assert_eq!(at(27, "<module>"), Some(vec![26, 27]), "`while True` skips its header");
     let multi = CodeFacts::new("total = sum(\n    [1, 2],\n)\nprint(total)\n").expect("parses");
