@@ -126,21 +126,25 @@ pub(super) fn shapes(
             Shape::callee(depth, Events::RETURN, facts.statement_lines(line)),
         ],
         // Back to the start of this activation: its call (a generator's resumption),
-        // unless a breakpoint's line came between, in this frame or one it called.
-        // Where the breakpoints are not known, any such line may be one.
-        Action::ReverseStepReturn if depth > 0 => vec![
-            Shape::frame_of(from, depth, Events::CALL),
-            Shape {
-                min_depth: depth,
-                ..match breakpoints {
-                    Some(set) => Shape::breakpoint_hit(set),
-                    None => Shape {
-                        events: Events::LINE,
-                        ..Shape::anywhere()
-                    },
-                }
-            },
-        ],
+        // unless a breakpoint's line came between, in this frame (the only one at its
+        // depth while it runs) or one it called. Where the breakpoints are not known, any
+        // such line may be one.
+        Action::ReverseStepReturn if depth > 0 => {
+            let lines = breakpoints.cloned();
+            vec![
+                Shape::frame_of(from, depth, Events::CALL),
+                Shape {
+                    lines: lines.clone(),
+                    ..Shape::frame_of(from, depth, Events::LINE)
+                },
+                Shape {
+                    lines,
+                    events: Events::LINE,
+                    min_depth: depth + 1,
+                    ..Shape::anywhere()
+                },
+            ]
+        }
         // The event before: this frame's, its caller's (at a call), or a callee's return.
         Action::ReverseStepInto => vec![
             Shape::depths(0, depth, Events::ANY),

@@ -400,3 +400,18 @@ fn stepping_back_from_a_line_reaches_a_line_the_blocks_lead_from() {
     assert!(header.admits(r#"<|return|>4 1 check <|vars|>{"x":"1"} <|value|>"1""#));
     assert!(!header.admits(&format!("<|line|>13 0 <module> <|vars|>{{{same}}}")));
 }
+
+#[test]
+fn stepping_back_to_a_frames_start_stops_only_in_it_or_deeper() {
+    let code = "def evaluate(cs, x):\n    result = 0\n    for c in cs:\n        result = result * x + c\n    return result\n\n\nvalues = [evaluate([1, 2], x) for x in range(2)]\n";
+    let from = r#"<|line|>4 2 evaluate <|vars|>{"cs":"[1, 2]","x":"0","result":"0","c":"1"}"#;
+    let state = trace_lang::parse_state(from, None).expect("a state");
+    let back = Bounds::new(code, Some(&state), Direction::Inverse, Action::ReverseStepReturn, None);
+    assert!(back.admits(r#"<|call|>1 2 evaluate <|vars|>{"cs":"[1, 2]","x":"0"}"#));
+    assert!(back.admits(r#"<|line|>3 2 evaluate <|vars|>{"cs":"..","x":"..","result":"0"}"#));
+    assert!(
+        !back.admits(r#"<|line|>8 2 <listcomp> <|vars|>{".0":"<range_iterator object>","x":"0"}"#),
+        "another frame at this depth cannot run while this one does"
+    );
+    assert!(!back.admits(r#"<|line|>8 1 <listcomp> <|vars|>{".0":"<range_iterator object>","x":"0"}"#));
+}
