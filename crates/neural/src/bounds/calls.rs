@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 
 use tree_sitter::Node;
 
-use super::code::{CodeFacts, MODULE, ScopeKind};
+use super::code::{CodeFacts, Scope, ScopeKind};
 use super::effects::Program;
 use super::flow::{field, is_statement, normal_return_lines, span, statements_at};
-use super::line_of;
 use super::shape::{Events, Shape};
+use super::{line_of, runs_the_statement};
 
 impl CodeFacts {
     /// Whether the statement a frame of `function` stopped at on `line` surely calls the
@@ -38,15 +38,8 @@ impl CodeFacts {
     pub(super) fn first_frame(&self, function: &str, line: u32) -> Option<(String, u32)> {
         self.first_callee(function, line).or_else(|| {
             let (name, at) = self.first_in_order(line)?;
-            let mut scopes = self.scopes.iter().filter(|s| {
-                s.name == name
-                    && match at {
-                        Some(at) => s.first == at,
-                        None => s.kind == ScopeKind::Function,
-                    }
-            });
-            let scope = scopes.next()?;
-            scopes.next().is_none().then_some((name, scope.first))
+            let first = self.entered(&name, at, line)?.first;
+            Some((name, first))
         })
     }
 
@@ -56,8 +49,7 @@ impl CodeFacts {
     /// The same for the header of a `for` (its iterable, then each `next` of it) or of an
     /// `if`, `elif` or `while` (its condition, then its truth) written on `line` alone.
     pub(super) fn calls_nothing(&self, function: &str, line: u32) -> bool {
-        let whole = function == MODULE || !function.starts_with('<');
-        if !self.names_known || !whole {
+        if !self.names_known || !runs_the_statement(function) {
             return false;
         }
         let (root, source, program) = (self.tree.root_node(), self.source.as_bytes(), &self.program);
@@ -145,6 +137,15 @@ impl CodeFacts {
         let plain = |name: &str| self.program.plain_functions.contains(name);
         let pure = |name: &str| self.program.pure_builtin(name) || (name == "print" && self.program.quiet_print);
         let (name, at) = first_callee(self.tree.root_node(), self.source.as_bytes(), line, &plain, &pure)?;
+        let scope = self.entered(&name, at, line)?;
+        let class = scope.kind == ScopeKind::Class;
+        (class || !self.program.implicit_calls).then(|| (name.clone(), scope.first))
+    }
+
+    /// The one scope a call that enters `name` on `line` starts a frame of: by its first
+    /// line where given (a comprehension, an `__init__`), else a function of that name or
+    /// the class whose statement is on `line`.
+    fn entered(&self, name: &str, at: Option<u32>, line: u32) -> Option<&Scope> {
         let mut scopes = self.scopes.iter().filter(|s| {
             s.name == name
                 && match at {
@@ -153,8 +154,7 @@ impl CodeFacts {
                 }
         });
         let scope = scopes.next()?;
-        let class = scope.kind == ScopeKind::Class;
-        (scopes.next().is_none() && (class || !self.program.implicit_calls)).then(|| (name.clone(), scope.first))
+        scopes.next().is_none().then_some(scope)
     }
 
     /// The return a statement that surely calls makes last, a frame of `function` at

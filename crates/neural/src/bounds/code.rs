@@ -185,8 +185,8 @@ impl CodeFacts {
         let unbound = unbound_names(root, source);
         let names_kept = names_known && unbound.as_ref().is_some_and(|u| u.in_functions.is_disjoint(&globals));
         narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
-        let mut program = Program::new(root, source);
-        program::add_values(&mut program, root, source);
+        let (mut program, everything) = Program::new(root, source);
+        program::add_values(&mut program, &everything, root, source);
         let top_level = Body::of(root, source);
         let classes = (!code.contains("__repr__")).then(|| class_qualnames(root, source));
         let renames = ["__qualname__", "__module__", "sys.modules", "import __main__"];

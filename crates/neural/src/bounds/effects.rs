@@ -118,7 +118,7 @@ impl Program {
         PURE_BUILTINS.contains(&name) && !self.bound.contains(name)
     }
 
-    pub(crate) fn new(root: Node<'_>, source: &[u8]) -> Self {
+    pub(crate) fn new(root: Node<'_>, source: &[u8]) -> (Self, Effects) {
         let mut program = Self::default();
         let mut everything = Effects::default();
         let mut stack = vec![root];
@@ -165,11 +165,11 @@ impl Program {
             .map(|node| text(node.child_by_field_name("name"), source).to_owned())
             .collect();
 
-        program.bound.extend(everything.bindings.into_iter().map(|b| b.name));
+        program.bound.extend(everything.bindings.iter().map(|b| b.name.clone()));
         program.quiet_print = !program.implicit_calls
             && !program.bound.contains("print")
             && !String::from_utf8_lossy(source).contains("stdout");
-        program
+        (program, everything)
     }
 }
 

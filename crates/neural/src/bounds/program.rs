@@ -10,11 +10,9 @@ use super::builtins::PLAIN_BASES;
 use super::effects::{Effects, Program, collect, text, yields};
 use super::line_of;
 
-/// Adds to `program` (read by [`Program::new`] from the same text) what its functions
-/// and classes are as values.
-pub(super) fn add_values(program: &mut Program, root: Node<'_>, source: &[u8]) {
-    let mut everything = Effects::default();
-    collect(root, source, None, program, &mut everything, true);
+/// Adds to `program` what its functions and classes are as values, given what
+/// [`Program::new`] read from the same text (`everything`: the whole text's effects).
+pub(super) fn add_values(program: &mut Program, everything: &Effects, root: Node<'_>, source: &[u8]) {
     let bound_once = |name: &str| everything.times_bound(name) == 1 && !program.parameters.contains(name);
     let inits = class_inits(root, source, bound_once);
     let imported = imported_names(root, source)

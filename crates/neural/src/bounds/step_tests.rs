@@ -4,7 +4,7 @@
 use replayground_shared::Action;
 use replayground_shared::trace_lang::Direction;
 
-use super::tests::after_one;
+use super::tests::{after_one, before_one};
 use super::*;
 
 #[test]
@@ -328,15 +328,7 @@ fn stepping_back_from_a_call_reaches_a_statement_that_makes_it() {
     let code = "def evaluate(cs, x):\n    result = 0\n    for c in cs:\n        result = result * x + c\n    return result\n\n\ndef derivative(cs):\n    return [c * 2 for c in cs]\n\n\npoly = [2, 5]\nvalues = [evaluate(poly, x) for x in range(2)]\nslope = evaluate(derivative(poly), 1)\nfirst = evaluate(poly, 0)\n";
     let facts = CodeFacts::new(code).expect("parses");
     assert_eq!(facts.call_sites("evaluate", 1), Some(BTreeSet::from([13, 14, 15])));
-    let back = |from: &str| {
-        Bounds::new(
-            code,
-            Some(&trace_lang::parse_state(from, None).expect("a state")),
-            Direction::Inverse,
-            Action::ReverseStepInto,
-            None,
-        )
-    };
+    let back = |from: &str| before_one(code, from, Action::ReverseStepInto);
     let bounds = back(r#"<|call|>1 1 evaluate <|vars|>{"cs":"[4, 10]","x":"1"}"#);
     assert!(bounds.admits(r#"<|line|>14 0 <module> <|vars|>{"evaluate":"<function evaluate>","derivative":"<function derivative>","poly":"[2, 5]","values":"[2, 7]"}"#));
     assert!(bounds.admits(r#"<|return|>9 1 derivative <|vars|>{"cs":"[2, 5]"} <|value|>"[4, 10]""#));
@@ -348,12 +340,10 @@ fn stepping_back_from_a_call_reaches_a_statement_that_makes_it() {
     assert!(inner.admits(r#"<|line|>13 1 <listcomp> <|vars|>{".0":"<range_iterator object>","x":"0"}"#));
     // A function only ever called where it is the statement's one call: its caller's line.
     let single = "def half(x):\n    return x / 2\n\n\na = half(4)\nb = half(a)\n";
-    let back = Bounds::new(
+    let back = before_one(
         single,
-        Some(&trace_lang::parse_state(r#"<|call|>1 1 half <|vars|>{"x":"2.0"}"#, None).expect("a state")),
-        Direction::Inverse,
+        r#"<|call|>1 1 half <|vars|>{"x":"2.0"}"#,
         Action::ReverseStepInto,
-        None,
     );
     assert!(back.admits(r#"<|line|>6 0 <module> <|vars|>{"half":"<function half>","a":"2.0"}"#));
     assert!(!back.admits(r#"<|return|>2 1 half <|vars|>{"x":"4"} <|value|>"2.0""#));
@@ -366,8 +356,7 @@ fn stepping_back_from_a_call_reaches_a_statement_that_makes_it() {
 fn a_dataclass_body_may_hold_a_field_object() {
     let code = "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Recipe:\n    items: list = field(default_factory=list)\n\n    def scaled(self):\n        return self\n\n\nr = Recipe()\n";
     let from = r#"<|line|>4 0 <module> <|vars|>{"dataclass":"<function dataclass>","field":"<function field>"}"#;
-    let state = trace_lang::parse_state(from, None).expect("a state");
-    let back = Bounds::new(code, Some(&state), Direction::Inverse, Action::ReverseStepInto, None);
+    let back = before_one(code, from, Action::ReverseStepInto);
     let field = "Field(name=None,type=None,default=<dataclasses._MISSING_TYPE object>,default_factory=<class 'list'>,init=True,repr=True,hash=None,compare=True,metadata=mappingproxy({}),kw_only=<d...";
     assert!(back.admits(&format!(
         r#"<|return|>8 1 Recipe <|vars|>{{"items":"{field}","scaled":"<function Recipe.scaled>"}} <|value|>"None""#
@@ -377,10 +366,7 @@ fn a_dataclass_body_may_hold_a_field_object() {
 #[test]
 fn stepping_back_from_a_line_reaches_a_line_the_blocks_lead_from() {
     let code = "def check(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x\n\n\nvalid, errors = [], []\nfor x in [1, -2]:\n    try:\n        valid.append(check(x))\n    except ValueError as exc:\n        errors.append(str(exc))\nprint(valid, errors)\n";
-    let back = |from: &str| {
-        let state = trace_lang::parse_state(from, None).expect("a state");
-        Bounds::new(code, Some(&state), Direction::Inverse, Action::ReverseStepInto, None)
-    };
+    let back = |from: &str| before_one(code, from, Action::ReverseStepInto);
     let vars = r#""check":"<function check>","valid":"[]","errors":"[]","x":"1""#;
     let into_try = back(&format!("<|line|>10 0 <module> <|vars|>{{{vars}}}"));
     let same = r#""check":"..","valid":"..","errors":"..","x":"..""#;
@@ -405,8 +391,7 @@ fn stepping_back_from_a_line_reaches_a_line_the_blocks_lead_from() {
 fn stepping_back_to_a_frames_start_stops_only_in_it_or_deeper() {
     let code = "def evaluate(cs, x):\n    result = 0\n    for c in cs:\n        result = result * x + c\n    return result\n\n\nvalues = [evaluate([1, 2], x) for x in range(2)]\n";
     let from = r#"<|line|>4 2 evaluate <|vars|>{"cs":"[1, 2]","x":"0","result":"0","c":"1"}"#;
-    let state = trace_lang::parse_state(from, None).expect("a state");
-    let back = Bounds::new(code, Some(&state), Direction::Inverse, Action::ReverseStepReturn, None);
+    let back = before_one(code, from, Action::ReverseStepReturn);
     assert!(back.admits(r#"<|call|>1 2 evaluate <|vars|>{"cs":"[1, 2]","x":"0"}"#));
     assert!(back.admits(r#"<|line|>3 2 evaluate <|vars|>{"cs":"..","x":"..","result":"0"}"#));
     assert!(

@@ -416,6 +416,11 @@ pub(super) fn after_one(code: &str, from: &str, step: Action) -> Bounds {
     Bounds::after(&trajectory(code, &[(from, None)]), step)
 }
 
+/// The bounds on the state a reverse `step` leads to from `from` alone (breakpoints not known).
+pub(super) fn before_one(code: &str, from: &str, step: Action) -> Bounds {
+    Bounds::new(code, Some(&state(from, None)), Direction::Inverse, step, None)
+}
+
 #[test]
 fn a_def_binds_its_name_alone_with_the_functions_repr() {
     let code = "def scale(n, k=2):\n    return n * k\n\n\nx = scale(3)\n";
