@@ -26,9 +26,11 @@ mod body;
 mod builtins;
 mod calls;
 mod code;
+mod computed;
 mod constants;
 mod decide;
 mod effects;
+mod evaluate;
 mod flow;
 mod kept;
 mod literal;
@@ -260,6 +262,18 @@ impl Bounds {
                 bounds.after_statement(&mut kept, from, Some(from), action, next_event);
                 bounds.kept.push(kept);
             }
+        }
+        // The frame's next event after a line `return VALUE` whose value the state tells is
+        // its return with that value (or a `finally` line first).
+        if let (Some(from), Some(facts)) = (from, &bounds.facts)
+            && direction == Direction::Forward
+            && matches!(action, Action::StepInto | Action::StepOver)
+            && let (Some(depth), Some(repr)) = (from.depth, facts.returned(from))
+        {
+            let mut tail = b" <|value|>\"".to_vec();
+            tail.extend(json_contents(&repr));
+            tail.push(b'"');
+            bounds.callee_value = Some((depth, tail));
         }
         if let Some(from) = from.filter(|f| {
             direction == Direction::Inverse && action == Action::ReverseStepInto && f.event == StopKind::Return
@@ -596,6 +610,8 @@ fn shapes(
     shapes
 }
 
+#[cfg(test)]
+mod computed_tests;
 #[cfg(test)]
 mod frame_tests;
 #[cfg(test)]

@@ -118,6 +118,12 @@ impl Program {
         PURE_BUILTINS.contains(&name) && !self.bound.contains(name)
     }
 
+    /// Whether `name`, called as a function or a method, cannot be the program's own: it
+    /// never binds it, and no parameter is named so.
+    pub(crate) fn builtin(&self, name: &str) -> bool {
+        !self.bound.contains(name) && !self.parameters.contains(name)
+    }
+
     pub(crate) fn new(root: Node<'_>, source: &[u8]) -> (Self, Effects) {
         let mut program = Self::default();
         let mut everything = Effects::default();

@@ -277,8 +277,8 @@ fn after_header(statement: Node<'_>, line: u32) -> Lines {
     }
 }
 
-/// Where a line event at a one-line `if`, `elif` or `while` header leads when `decide`
-/// tells its condition's value: into its block, or past it (the next clause, the `else`
+/// Where a line event at a one-line `if`, `elif` or `while` header (or a `for` header)
+/// leads when `decide` tells its condition's value (or whether the loop takes a turn): into its block, or past it (the next clause, the `else`
 /// block, or what follows the statement). `None` when it does not tell.
 pub(super) fn after_decided(root: Node<'_>, line: u32, decide: &dyn Fn(Node<'_>) -> Option<bool>) -> Lines {
     let statement = *statements_at(root, line).last()?;
@@ -303,6 +303,17 @@ pub(super) fn after_decided(root: Node<'_>, line: u32, decide: &dyn Fn(Node<'_>)
                 return None;
             }
             if decide(field(statement, "condition")?)? {
+                return entry_of(body);
+            }
+            past_loop(statement)
+        }
+        // `decide` is handed the loop itself: whether it takes another turn.
+        "for_statement" => {
+            let body = field(statement, "body");
+            if !below(body) || line_of(statement.start_position().row) != line {
+                return None;
+            }
+            if decide(statement)? {
                 return entry_of(body);
             }
             past_loop(statement)

@@ -6,6 +6,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use replayground_shared::trace_lang;
 use replayground_shared::{Action, State, StopKind};
 
+use super::computed::Turn;
 use super::names::Unbound;
 use super::{Bounds, Events, Shape, calls, code, flow, hidden, json_contents};
 
@@ -143,6 +144,18 @@ impl Bounds {
             return;
         };
         let shown = trace_lang::shown_vars(from);
+        // What the state's values give the names the statement binds: a loop's next item,
+        // a one-line assignment's value.
+        let mut computed = facts.computed(from);
+        if let Some(Turn::Next(bound)) = facts.loop_turn(from) {
+            for (name, _) in &bound {
+                let name = name.as_bytes().to_vec();
+                if !kept.required.contains(&name) {
+                    kept.required.push(name);
+                }
+            }
+            computed.extend(bound);
+        }
         for binding in &effects.bindings {
             let name = binding.name.as_bytes().to_vec();
             // A name `global` or `nonlocal` sends to another frame is not this one's.
@@ -153,7 +166,11 @@ impl Bounds {
             {
                 kept.required.push(name.clone());
             }
-            let Some(repr) = binding.repr.as_deref().map(trace_lang::normalize_repr) else {
+            let repr = binding
+                .repr
+                .as_deref()
+                .or(computed.get(&binding.name).map(String::as_str));
+            let Some(repr) = repr.map(trace_lang::normalize_repr) else {
                 continue;
             };
             let before = code::shown_repr(shown, &binding.name);
@@ -175,6 +192,21 @@ impl Bounds {
             for name in facts.untouched(&effects, shown, !hidden) {
                 kept.values
                     .insert(name.as_bytes().to_vec(), json_contents(trace_lang::UNCHANGED));
+            }
+        }
+        // A list or dict the statement changes in place (`xs.append(x)`, `d[k] = v`).
+        for (name, repr) in &computed {
+            if effects.times_bound(name) == 0 && !facts.declared.contains(name) {
+                let Some(before) = code::shown_repr(shown, name) else {
+                    continue;
+                };
+                let repr = trace_lang::normalize_repr(repr);
+                let value = if previous.is_some() && before == repr {
+                    trace_lang::UNCHANGED.to_owned()
+                } else {
+                    repr
+                };
+                kept.values.insert(name.as_bytes().to_vec(), json_contents(&value));
             }
         }
         kept.fresh = Some(facts.fresh_names(&effects));
