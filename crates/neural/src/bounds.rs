@@ -40,6 +40,7 @@ mod repr_shape;
 mod repr_text;
 mod scan;
 mod shape;
+mod values;
 
 pub use code::CodeFacts;
 use code::{CallNames, MODULE, Scope, ScopeKind, hidden, line_of};

@@ -1,15 +1,18 @@
 //! What a statement computes from the state it starts at ([`super::evaluate`]): the values a
 //! one-line assignment binds (`total += x`, `a, b = b, a + b`, `current = f"{current}
-//! {word}"`), and what the next turn of a `for` loop binds, or that the loop is done.
+//! {word}"`), a list or dict it changes in place (`xs.append(x)`, `d[k] = v`), the value a
+//! `return` line returns, and what the next turn of a `for` loop binds, or that the loop
+//! is done.
 //!
 //! A `for` header's turn is told from the loop's target: while the loop has not bound it
 //! yet the frame does not show it, and after that it shows the item the last turn bound.
 //! That holds for a loop no other loop of its frame encloses (so it is entered once per
 //! activation) whose target names nothing else of the frame binds, on an iterable the
 //! state shows whole: a list, tuple, string, dict or set, `range`, `enumerate`, `zip`,
-//! `reversed`, `sorted`, `dict.items()`/`keys()`/`values()`, `str.split()`. A container the
-//! loop iterates must not change meanwhile: neither the loop nor any other function names
-//! it, and no other variable shows the same repr (an alias could).
+//! `reversed`, `dict.items()`/`keys()`/`values()`, or a value a builtin makes (`sorted(xs)`,
+//! `text.split()`). A container the loop iterates must not change meanwhile: neither the
+//! loop nor any other function names it, and no other variable shows the same repr (an
+//! alias could).
 
 use std::collections::HashMap;
 
@@ -20,7 +23,8 @@ use tree_sitter::Node;
 
 use super::code::{CodeFacts, hidden, line_of};
 use super::effects::{bound_names, identifiers};
-use super::evaluate::{self, Env, Kind, Value, from_repr, key_value, tuple_items};
+use super::evaluate::{self, Env};
+use super::values::{Kind, Value, arithmetic, from_repr, key_value, tuple_items};
 use super::{flow, runs_the_statement};
 
 /// Longest loop whose items are listed here.
@@ -148,7 +152,7 @@ impl CodeFacts {
                     .and_then(|o| o.utf8_text(source).ok());
                 let computed = name(left).zip(operator).and_then(|(target, operator)| {
                     let old = from_repr(&shown(target)?)?;
-                    let new = evaluate::arithmetic(
+                    let new = arithmetic(
                         &old,
                         operator.strip_suffix('=')?,
                         &evaluate::value(right, source, &env)?,
@@ -277,7 +281,7 @@ impl CodeFacts {
         let new = if assignment.kind() == "augmented_assignment" {
             let operator = assignment.child_by_field_name("operator")?.utf8_text(source).ok()?;
             let by = evaluate::value(right, source, env)?;
-            evaluate::arithmetic(&from_repr(&old?)?, operator.strip_suffix('=')?, &by)?.repr()?
+            arithmetic(&from_repr(&old?)?, operator.strip_suffix('=')?, &by)?.repr()?
         } else {
             repr_of(right)?
         };
@@ -454,16 +458,19 @@ fn nested_mentions(scope: Node<'_>, name: &str, source: &[u8]) -> bool {
 
 /// The reprs of the items iterating `node` yields, in order, where the state tells them.
 fn turns(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Vec<String>> {
-    if node.kind() == "call" {
-        return call_turns(node, source, env);
+    if node.kind() == "call"
+        && let Some(items) = call_turns(node, source, env)
+    {
+        return Some(items);
     }
+    // A value: a container, a string, or what a builtin makes (`sorted(xs)`, `s.split()`).
     items_of(&evaluate::value(node, source, env)?)
 }
 
 /// The items iterating a value yields: a container's (a dict's keys), a string's characters.
 fn items_of(value: &Value) -> Option<Vec<String>> {
     match value {
-        Value::Str(s) => s.chars().map(|c| evaluate::Value::Str(c.to_string()).repr()).collect(),
+        Value::Str(s) => s.chars().map(|c| Value::Str(c.to_string()).repr()).collect(),
         Value::Container(display) => {
             let items = display.items.clone()?;
             match display.kind {
@@ -505,11 +512,6 @@ fn call_turns(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Vec<String
                         .collect(),
                 )
             }
-            (Value::Str(s), "split") if s.is_ascii() && !s.bytes().any(|b| (0x1c..=0x1f).contains(&b)) => s
-                .split(|c: char| c.is_ascii_whitespace() || c == '\x0b')
-                .filter(|w| !w.is_empty())
-                .map(|w| Value::Str(w.to_owned()).repr())
-                .collect(),
             _ => None,
         };
     }
@@ -571,24 +573,6 @@ fn call_turns(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Vec<String
             let mut items = nested(0)?;
             items.reverse();
             Some(items)
-        }
-        ("sorted", 1) => {
-            let items = nested(0)?;
-            let values: Vec<Value> = items.iter().map(|i| from_repr(i)).collect::<Option<_>>()?;
-            let mut pairs: Vec<(Value, String)> = values.into_iter().zip(items).collect();
-            if pairs.iter().all(|(v, _)| matches!(v, Value::Int(_)))
-                || pairs.iter().all(|(v, _)| matches!(v, Value::Str(_)))
-            {
-                // A stable sort, as Python's.
-                pairs.sort_by(|(a, _), (b, _)| match (a, b) {
-                    (Value::Int(x), Value::Int(y)) => x.cmp(y),
-                    (Value::Str(x), Value::Str(y)) => x.cmp(y),
-                    _ => std::cmp::Ordering::Equal,
-                });
-                Some(pairs.into_iter().map(|(_, r)| r).collect())
-            } else {
-                None
-            }
         }
         _ => None,
     }
