@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
 
+mod arguments;
 mod backward;
 mod body;
 mod builtins;
@@ -263,6 +264,18 @@ impl Bounds {
                 bounds.after_statement(&mut kept, from, Some(from), action, next_event);
                 bounds.kept.push(kept);
             }
+        }
+        // A step into a call of a plain function: its call event shows the arguments.
+        if let (Some(from), Some(facts)) = (from, &bounds.facts)
+            && direction == Direction::Forward
+            && action == Action::StepInto
+            && let (Some(depth), Some((callee, bound))) = (from.depth, facts.call_bindings(from))
+        {
+            let values = bound
+                .into_iter()
+                .map(|(name, repr)| (name.into_bytes(), json_contents(&repr)))
+                .collect();
+            bounds.kept.push(Kept::called(depth + 1, callee, values));
         }
         // The frame's next event after a line `return VALUE` whose value the state tells is
         // its return with that value (or a `finally` line first).

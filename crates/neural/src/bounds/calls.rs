@@ -7,7 +7,7 @@ use tree_sitter::Node;
 
 use super::code::{CodeFacts, Scope, ScopeKind};
 use super::effects::Program;
-use super::flow::{field, is_statement, normal_return_lines, span, statements_at};
+use super::flow::{field, is_statement, named, normal_return_lines, span, statements_at};
 use super::shape::{Events, Shape};
 use super::{line_of, runs_the_statement};
 
@@ -308,7 +308,7 @@ pub(super) fn first_callee(
 
 /// The expression or `return` statement written on `line` alone: no other statement
 /// and no compound statement's header shares it, and it spans no other line.
-fn alone_on(root: Node<'_>, line: u32) -> Option<Node<'_>> {
+pub(super) fn alone_on(root: Node<'_>, line: u32) -> Option<Node<'_>> {
     let chain = statements_at(root, line);
     let (&statement, outer) = chain.split_last()?;
     let shares_line = |sibling: Option<Node<'_>>| sibling.is_some_and(|s| is_statement(s) && span(s).contains(&line));
@@ -533,11 +533,6 @@ fn plain_targets(node: Node<'_>) -> bool {
         "pattern_list" | "tuple_pattern" | "list_pattern" => named(node).into_iter().all(plain_targets),
         _ => false,
     }
-}
-
-fn named(node: Node<'_>) -> Vec<Node<'_>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).collect()
 }
 
 /// Whether a builtin handed `value` as a keyword argument cannot call the program's code

@@ -24,8 +24,9 @@ use tree_sitter::Node;
 use super::code::{CodeFacts, hidden, line_of};
 use super::effects::{bound_names, identifiers};
 use super::evaluate::{self, Env};
+use super::flow::{self, named};
+use super::runs_the_statement;
 use super::values::{Kind, Value, arithmetic, from_repr, key_value, tuple_items};
-use super::{flow, runs_the_statement};
 
 /// Longest loop whose items are listed here.
 const MAX_TURNS: i128 = 10_000;
@@ -53,7 +54,7 @@ const NESTED_SCOPES: [&str; 8] = [
 
 impl CodeFacts {
     /// Whether the state's reprs are the values' own and no operator runs the program's code.
-    fn plain_values(&self) -> bool {
+    pub(super) fn plain_values(&self) -> bool {
         self.scalars_kept && !self.program.operator_methods
     }
 
@@ -401,13 +402,6 @@ impl CodeFacts {
 /// A container's repr, where the tracer writes it whole: few enough items, short enough.
 fn whole(repr: String, items: usize) -> Option<String> {
     (items <= 64 && repr.chars().count() + 3 < STATE_REPR_CHARS).then_some(repr)
-}
-
-fn named(node: Node<'_>) -> Vec<Node<'_>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor)
-        .filter(|c| c.kind() != "comment")
-        .collect()
 }
 
 /// The names `scope`'s own code (not its nested scopes') mentions before `statement`.

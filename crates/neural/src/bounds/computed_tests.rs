@@ -169,3 +169,32 @@ fn lists_and_dicts_changed_in_place() {
         "the program defines an append"
     );
 }
+
+#[test]
+fn a_step_into_a_call_binds_the_parameters_to_the_arguments() {
+    use replayground_shared::Action;
+
+    use super::tests::after_one;
+
+    let code = "def f(n, s='x', xs=[]):\n    return n\n\n\nwords = ['a']\nf(len(words) + 2, xs=words)\nf(1, 2, 3, 4)\n";
+    let from = r#"<|line|>6 0 <module> <|vars|>{"f":"<function f>","words":"['a']"}"#;
+    let into = after_one(code, from, Action::StepInto);
+    assert!(into.admits(r#"<|call|>1 1 f <|vars|>{"n":"3","s":"'x'","xs":"['a']"}"#));
+    assert!(
+        !into.admits(r#"<|call|>1 1 f <|vars|>{"n":"4","s":"'x'","xs":"['a']"}"#),
+        "n is 3"
+    );
+    assert!(
+        !into.admits(r#"<|call|>1 1 f <|vars|>{"n":"3","s":"'y'","xs":"['a']"}"#),
+        "s is its default"
+    );
+    assert!(
+        !into.admits(r#"<|call|>1 1 f <|vars|>{"n":"3","s":"'x'","xs":"[]"}"#),
+        "xs is words"
+    );
+    // Too many arguments raise: nothing is fixed.
+    let from = r#"<|line|>7 0 <module> <|vars|>{"f":"<function f>","words":"['a']"}"#;
+    let facts = CodeFacts::new(code).expect("parses");
+    let state = replayground_shared::trace_lang::parse_state(from, None).expect("a state");
+    assert_eq!(facts.call_bindings(&state), None);
+}

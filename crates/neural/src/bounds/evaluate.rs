@@ -12,6 +12,7 @@
 use tree_sitter::Node;
 
 use super::effects::Program;
+use super::flow::named;
 use super::literal;
 use super::values::{Value, arithmetic, builtin, compare, from_repr, item, method_call, slice, small, text_value};
 
@@ -32,13 +33,6 @@ impl Env<'_> {
     pub(super) fn builtin(&self, name: &str) -> bool {
         self.program.builtin(name)
     }
-}
-
-fn children(node: Node<'_>) -> Vec<Node<'_>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor)
-        .filter(|c| c.kind() != "comment")
-        .collect()
 }
 
 /// The value of the expression `node`, where the literals and `env` fix it.
@@ -82,7 +76,7 @@ pub(super) fn value(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Valu
         }
         "comparison_operator" => comparison(node, source, env).map(Value::Bool),
         "conditional_expression" => {
-            let parts = children(node);
+            let parts = named(node);
             let [body, condition, alternative] = parts.as_slice() else {
                 return None;
             };
@@ -147,7 +141,7 @@ fn call(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Value> {
     if arguments.kind() != "argument_list" {
         return None;
     }
-    let nodes = children(arguments);
+    let nodes = named(arguments);
     // Keyword, starred and generator arguments are the model's.
     if nodes
         .iter()
@@ -203,7 +197,7 @@ fn is_fstring(node: Node<'_>, source: &[u8]) -> bool {
 /// with no conversion or format spec, and whose text has no escapes or braces.
 fn fstring(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Value> {
     let mut out = String::new();
-    for part in children(node) {
+    for part in named(node) {
         match part.kind() {
             "string_start" | "string_end" => {
                 let text = part.utf8_text(source).ok()?;
@@ -226,7 +220,7 @@ fn fstring(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Value> {
                 {
                     return None;
                 }
-                let inner = children(part);
+                let inner = named(part);
                 let [expression] = inner.as_slice() else {
                     return None;
                 };

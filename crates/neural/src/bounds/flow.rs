@@ -52,6 +52,14 @@ pub(super) fn field<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
     node.child_by_field_name(name)
 }
 
+/// `node`'s named children but comments.
+pub(super) fn named(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|c| c.kind() != "comment")
+        .collect()
+}
+
 /// The child clauses of `node` of `kind`, in order.
 fn clauses<'t>(node: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {
     let mut cursor = node.walk();

@@ -93,6 +93,25 @@ impl Kept {
         })
     }
 
+    /// A frame the answer may start (a callee's call event): no name of it was shown
+    /// before; `values` are those the call fixes.
+    pub(super) fn called(depth: u32, function: String, values: HashMap<Vec<u8>, Vec<u8>>) -> Self {
+        Self {
+            depth,
+            function,
+            names: Vec::new(),
+            appended: false,
+            fresh: None,
+            values,
+            required: Vec::new(),
+            statement_lines: BTreeSet::new(),
+            completed: Vec::new(),
+            unchanged_at: HashMap::new(),
+            call_unchanged: false,
+            optional: HashSet::new(),
+        }
+    }
+
     /// Stepping back from `from`: the frame's event before it shows no name `from` does
     /// not (any of them, in the code's order), and may show any name the program unbinds
     /// in such a frame.
