@@ -215,7 +215,14 @@ fn fstring(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Value> {
                 out.push_str(text);
             }
             "interpolation" => {
-                if part.child_by_field_name("type_conversion").is_some()
+                // Only `{` EXPRESSION `}`: no `=` (which writes the expression's text too),
+                // no conversion, no format spec.
+                let mut cursor = part.walk();
+                let braces_only = part
+                    .children(&mut cursor)
+                    .all(|c| c.is_named() || matches!(c.kind(), "{" | "}"));
+                if !braces_only
+                    || part.child_by_field_name("type_conversion").is_some()
                     || part.child_by_field_name("format_specifier").is_some()
                 {
                     return None;
@@ -291,6 +298,8 @@ mod tests {
             Some("'a'")
         );
         assert_eq!(evaluated("f'{n:>3}'", &[("n", "1")]), None, "a format spec");
+        assert_eq!(evaluated("f'{n=}'", &[("n", "1")]), None, "a self-documenting field");
+        assert_eq!(evaluated("f'{n!r}'", &[("n", "1")]), None, "a conversion");
         assert_eq!(evaluated("word + '!' * 2", &vars).as_deref(), Some("'trust!!'"));
         assert_eq!(evaluated("word[0].upper()", &vars).as_deref(), Some("'T'"));
         assert_eq!(evaluated("\"it's\" + word", &vars).as_deref(), Some("\"it'strust\""));
