@@ -38,10 +38,7 @@ impl CodeFacts {
         let call = the_call(alone_on(root, line)?, &callee, source)?;
         let env = self.env(from);
         // A name's repr as shown (the very object), else the value computed.
-        let repr_of = |node: Node<'_>| match node.kind() {
-            "identifier" => env.var(node.utf8_text(source).ok()?).map(|r| normalize_repr(&r)),
-            _ => evaluate::value(node, source, &env)?.repr(),
-        };
+        let repr_of = |node: Node<'_>| evaluate::repr_of(node, source, &env).map(|r| normalize_repr(&r));
         let mut positional = Vec::new();
         let mut keywords = Vec::new();
         for argument in named(field(call, "arguments")?) {

@@ -116,11 +116,7 @@ impl CodeFacts {
                 .then(|| node.utf8_text(source).ok())
                 .flatten()
         };
-        // A value's repr: a name's as shown (the same object), else the computed one's.
-        let repr_of = |node: Node<'_>| match name(node).and_then(&shown) {
-            Some(repr) => Some(repr),
-            None => evaluate::value(node, source, &env)?.repr(),
-        };
+        let repr_of = |node: Node<'_>| evaluate::repr_of(node, source, &env);
         match assignment.kind() {
             "assignment" if left.kind() == "identifier" => {
                 if let (Some(target), Some(repr)) = (name(left), repr_of(right)) {
@@ -181,12 +177,7 @@ impl CodeFacts {
         }
         let source = self.source.as_bytes();
         let value = statement.named_child(0)?;
-        let env = self.env(from);
-        let shown = |name: &str| env.var(name);
-        let repr = match value.kind() {
-            "identifier" => shown(value.utf8_text(source).ok()?)?,
-            _ => evaluate::value(value, source, &env)?.repr()?,
-        };
+        let repr = evaluate::repr_of(value, source, &self.env(from))?;
         (!repr.ends_with("...") && repr.chars().count() + 3 < STATE_REPR_CHARS).then(|| normalize_repr(&repr))
     }
 
@@ -218,11 +209,11 @@ impl CodeFacts {
         let Value::Container(display) = from_repr(&old)? else {
             return None;
         };
-        let item = match argument.kind() {
-            "identifier" if argument.utf8_text(source).ok()? != list => shown(argument.utf8_text(source).ok()?)?,
-            "identifier" => return None,
-            _ => evaluate::value(*argument, source, &env)?.repr()?,
-        };
+        // A list appended to itself holds itself: left to the model.
+        if argument.kind() == "identifier" && argument.utf8_text(source).ok()? == list {
+            return None;
+        }
+        let item = evaluate::repr_of(*argument, source, &env)?;
         let mut items = display.items.filter(|_| display.kind == Kind::List)?;
         items.push(item);
         Some((list.to_owned(), whole(format!("[{}]", items.join(", ")), items.len())?))
@@ -458,22 +449,7 @@ fn turns(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Vec<String>> {
         return Some(items);
     }
     // A value: a container, a string, or what a builtin makes (`sorted(xs)`, `s.split()`).
-    items_of(&evaluate::value(node, source, env)?)
-}
-
-/// The items iterating a value yields: a container's (a dict's keys), a string's characters.
-fn items_of(value: &Value) -> Option<Vec<String>> {
-    match value {
-        Value::Str(s) => s.chars().map(|c| Value::Str(c.to_string()).repr()).collect(),
-        Value::Container(display) => {
-            let items = display.items.clone()?;
-            match display.kind {
-                Kind::Dict => items.iter().map(|i| key_value(i).map(|(k, _)| k)).collect(),
-                _ => Some(items),
-            }
-        }
-        _ => None,
-    }
+    evaluate::value(node, source, env)?.iterated()
 }
 
 fn call_turns(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Vec<String>> {

@@ -55,8 +55,10 @@ impl CodeFacts {
         let (line, function) = (from.line?, from.function.as_deref()?);
         let (root, source) = (self.tree.root_node(), self.source.as_bytes());
         // Reprs are the values' own, and no operator runs the program's code.
-        let plain = self.scalars_kept && !self.program.operator_methods;
-        if from.event != StopKind::Line || !plain || flow::after_line(root, source, function, line).is_none() {
+        if from.event != StopKind::Line
+            || !self.plain_values()
+            || flow::after_line(root, source, function, line).is_none()
+        {
             return None;
         }
         let env = self.env(from);

@@ -35,6 +35,15 @@ impl Env<'_> {
     }
 }
 
+/// The repr of `node`'s value: a name's as the state shows it (the very object, whatever it
+/// is), else the value computed from literals and names.
+pub(super) fn repr_of(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<String> {
+    match node.kind() {
+        "identifier" => env.var(node.utf8_text(source).ok()?),
+        _ => value(node, source, env)?.repr(),
+    }
+}
+
 /// The value of the expression `node`, where the literals and `env` fix it.
 pub(super) fn value(node: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<Value> {
     let field = |name: &str| node.child_by_field_name(name);

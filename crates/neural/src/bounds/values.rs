@@ -89,6 +89,19 @@ impl Value {
         }))
     }
 
+    /// The reprs iterating the value yields: a string's characters, a list's, tuple's or
+    /// set's items, a dict's keys (in the order its repr shows them).
+    pub(super) fn iterated(&self) -> Option<Vec<String>> {
+        match self {
+            Self::Container(d) if d.kind == Kind::Dict => {
+                d.items.as_ref()?.iter().map(|i| key_value(i).map(|(k, _)| k)).collect()
+            }
+            Self::Container(d) => d.items.clone(),
+            Self::Str(_) => self.sequence_items().map(|(_, items)| items),
+            _ => None,
+        }
+    }
+
     /// The items of a string (its characters), list or tuple, as reprs.
     fn sequence_items(&self) -> Option<(Kind, Vec<String>)> {
         match self {
@@ -450,21 +463,8 @@ pub(super) fn builtin(name: &str, args: &[Value]) -> Option<Value> {
         ("sum", [Value::Container(_)]) => small(ints(&items()?)?.iter().try_fold(0i128, |a, b| a.checked_add(*b))?),
         ("min" | "max", [_, _, ..]) => extreme(name, args.to_vec()),
         ("min" | "max", [Value::Container(_)]) => extreme(name, items()?),
-        ("list" | "tuple", [value @ (Value::Str(_) | Value::Container(_))]) => {
-            let items = match value.sequence_items() {
-                Some((_, items)) => items,
-                // A dict or set lists its keys, in the order its repr shows them.
-                None => match value {
-                    Value::Container(d) if d.kind == Kind::Dict => d
-                        .items
-                        .as_ref()?
-                        .iter()
-                        .map(|i| key_value(i).map(|(k, _)| k))
-                        .collect::<Option<_>>()?,
-                    Value::Container(d) => d.items.clone()?,
-                    _ => return None,
-                },
-            };
+        ("list" | "tuple", [value]) => {
+            let items = value.iterated()?;
             Value::sequence(if name == "list" { Kind::List } else { Kind::Tuple }, items)
         }
         ("sorted", [value]) => {
