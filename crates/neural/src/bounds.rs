@@ -265,17 +265,24 @@ impl Bounds {
                 bounds.kept.push(kept);
             }
         }
-        // A step into a call of a plain function: its call event shows the arguments.
+        // A step into a call of a plain function, a plain class or a method of one: its
+        // call event shows the arguments.
         if let (Some(from), Some(facts)) = (from, &bounds.facts)
             && direction == Direction::Forward
             && action == Action::StepInto
-            && let (Some(depth), Some((callee, bound))) = (from.depth, facts.call_bindings(from))
+            && let (Some(depth), Some(entered)) = (
+                from.depth,
+                facts.call_bindings(from).or_else(|| facts.method_call(from)),
+            )
         {
-            let values = bound
+            let values = entered
+                .bound
                 .into_iter()
                 .map(|(name, repr)| (name.into_bytes(), json_contents(&repr)))
                 .collect();
-            bounds.kept.push(Kept::called(depth + 1, callee, values));
+            bounds
+                .kept
+                .push(Kept::called(depth + 1, entered.function, entered.names, values));
         }
         // The frame's next event after a line `return VALUE` whose value the state tells is
         // its return with that value (or a `finally` line first).
@@ -597,7 +604,19 @@ fn shapes(
             } else {
                 same_frame()
             };
-            let first = surely_calls.then(|| facts.first_frame(function, line)).flatten();
+            let method = (!surely_calls).then(|| facts.method_call(from)).flatten();
+            if method.is_some() {
+                // The arguments run nothing of the program's: the method's call, unless
+                // one raises.
+                shapes = vec![Shape {
+                    lines: facts.statement_lines(line),
+                    ..Shape::frame_of(from, depth, Events::EXCEPTION)
+                }];
+            }
+            let first = match method {
+                Some(entered) => Some((entered.function, entered.first)),
+                None => surely_calls.then(|| facts.first_frame(function, line)).flatten(),
+            };
             if from.event != StopKind::Line {
                 shapes.push(Shape::depths(depth + 1, depth + 1, Events::CALL));
             } else if let Some((callee, at)) = first {
@@ -624,6 +643,8 @@ fn shapes(
     shapes
 }
 
+#[cfg(test)]
+mod call_tests;
 #[cfg(test)]
 mod computed_tests;
 #[cfg(test)]

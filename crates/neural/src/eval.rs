@@ -143,6 +143,8 @@ pub struct Answer {
     pub expected: String,
     pub predicted: String,
     pub matches: bool,
+    /// Whether the decoding bounds alone force the expected answer.
+    pub forced: bool,
 }
 
 /// One prediction task: the prompt text, the previous state and the expected one.
@@ -308,12 +310,14 @@ pub fn next_state(
             false
         };
         overall.add(hit);
+        let forced = super::decode::forced_answer(&guide).map(|s| normalize_state(&s)) == Some(e.expected.clone());
         report.answers.push(Answer {
             action: e.step_action.name(),
             horizon: e.horizon,
             expected: trace_lang::state_text(&e.expected, None).unwrap_or_default(),
             predicted: prediction.text.trim_end().to_owned(),
             matches: hit,
+            forced,
         });
         report.per_action.entry(e.action.clone()).or_default().add(hit);
         report.by_horizon.entry(horizon_bucket(e.horizon)).or_default().add(hit);
@@ -327,12 +331,7 @@ pub fn next_state(
             .entry("next_line")
             .or_default()
             .add(baseline_next_line(e) == e.expected);
-        let forced = super::decode::forced_answer(&guide).map(|s| normalize_state(&s));
-        report
-            .baselines
-            .entry("bounds_alone")
-            .or_default()
-            .add(forced.as_ref() == Some(&e.expected));
+        report.baselines.entry("bounds_alone").or_default().add(forced);
         on_progress(i + 1, all.len());
     }
     report.n = overall.n;

@@ -1,41 +1,183 @@
-//! What a call's arguments give the callee's parameters: a step into a statement whose first
-//! frame is a plain function of the program ([`CodeFacts::first_callee`]) reaches its call
-//! event, which shows each parameter bound to its argument (a name's repr as the caller's
-//! state shows it, or a value [`super::evaluate`] computes) or to its default (only an
-//! immutable literal: a mutable default may have changed since the `def` ran).
+//! What a call's arguments give the callee's parameters: a step into a statement that
+//! surely calls the program's code first reaches that callee's call event, which shows
+//! each parameter bound to its argument (a name's repr as the caller's state shows it, or
+//! a value [`super::evaluate`] computes) or to its default (only an immutable literal: a
+//! mutable default may have changed since the `def` ran). The callee is a plain function
+//! ([`CodeFacts::first_frame`]), the `__init__` a call of a plain class runs (its `self`
+//! a fresh `<__main__.C object>`), or a method called on a name whose repr says which
+//! class of the program it is an instance of ([`CodeFacts::method_call`]).
 
-use replayground_shared::trace_lang::normalize_repr;
+use replayground_shared::trace_lang::{normalize_repr, shown_vars};
 use replayground_shared::{State, StopKind};
 use tree_sitter::Node;
 
-use super::calls::alone_on;
-use super::code::{CodeFacts, ScopeKind};
+use super::calls::{alone_on, runs_nothing};
+use super::code::CodeFacts;
 use super::evaluate::{self, Env};
 use super::flow::{field, named, statements_at};
-use super::values::Value;
+use super::values::{Kind, Value};
+
+/// The frame a step into a statement reaches first, and what its call event shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Entered {
+    /// The scope's name (a method's bare name, as the trace language writes it).
+    pub(super) function: String,
+    /// The `def` line: the call event's.
+    pub(super) first: u32,
+    /// Every parameter's name, in order: the names the call event shows (empty where
+    /// the text does not tell them all).
+    pub(super) names: Vec<String>,
+    /// The reprs of the parameters the caller's state tells.
+    pub(super) bound: Vec<(String, String)>,
+}
+
+/// A call event's names (every parameter, in order) and the reprs the caller tells.
+type Parameters = (Vec<String>, Vec<(String, String)>);
 
 impl CodeFacts {
-    /// The function a step into the line event `from` calls first, and the reprs its call
-    /// event shows for its parameters, where the caller's state tells them.
-    pub(super) fn call_bindings(&self, from: &State) -> Option<(String, Vec<(String, String)>)> {
+    /// The call a step into the line event `from` reaches first, where the caller's
+    /// state tells every parameter: a plain function, or the `__init__` of a plain class.
+    pub(super) fn call_bindings(&self, from: &State) -> Option<Entered> {
         let (function, line) = (from.function.as_deref()?, from.line?);
-        if from.event != StopKind::Line || !self.plain_values() {
+        if from.event != StopKind::Line || !self.plain_values() || !self.surely_calls(function, line) {
             return None;
         }
-        let (callee, first) = self.first_callee(function, line)?;
-        if !self.program.plain_functions.contains(&callee) {
-            return None;
+        let (callee, first) = self.first_frame(function, line)?;
+        let root = self.tree.root_node();
+        let statement = alone_on(root, line)?;
+        if callee.starts_with('<') {
+            return self.comprehension_call(from, statement, callee, first);
         }
-        let (root, source) = (self.tree.root_node(), self.source.as_bytes());
-        let scope = self
-            .scopes
-            .iter()
-            .find(|s| s.name == callee && s.first == first && s.kind == ScopeKind::Function)?;
-        let definition = *statements_at(root, scope.header).last()?;
+        let definition = *statements_at(root, first).last()?;
         if definition.kind() != "function_definition" {
             return None;
         }
-        let call = the_call(alone_on(root, line)?, &callee, source)?;
+        if callee == "__init__" {
+            let classes: Vec<&str> = self
+                .program
+                .class_inits
+                .iter()
+                .filter(|&(_, &at)| at == first)
+                .map(|(class, _)| class.as_str())
+                .collect();
+            let call = self.the_call(statement, &|name| classes.contains(&name))?;
+            let class = field(call, "function")?.utf8_text(self.source.as_bytes()).ok()?;
+            if !self.object_rooted(class) {
+                return None;
+            }
+            let receiver = format!("<__main__.{class} object>");
+            let (names, bound) = self.bind(from, definition, call, Some(receiver))?;
+            return Some(Entered {
+                function: callee,
+                first,
+                names,
+                bound,
+            });
+        }
+        if !self.program.plain_functions.contains(&callee) {
+            return None;
+        }
+        let call = self.the_call(statement, &|name| name == callee)?;
+        let (names, bound) = self.bind(from, definition, call, None)?;
+        Some(Entered {
+            function: callee,
+            first,
+            names,
+            bound,
+        })
+    }
+
+    /// A comprehension's call event, which shows the iterator over its first iterable as
+    /// `.0`: its type, where the state tells what the iterable is (a list, tuple, dict or
+    /// set; `range(…)` of whole numbers; a dict's `items()`, `keys()` or `values()`;
+    /// `zip(…)`, `enumerate(…)`, `reversed(LIST)`). A string's iterator is left to the
+    /// model: its type's name changed between Python versions. Only `.0` is fixed: the
+    /// frame shows the enclosing function's variables it reads too.
+    fn comprehension_call(&self, from: &State, statement: Node<'_>, callee: String, first: u32) -> Option<Entered> {
+        let kind = match callee.as_str() {
+            "<listcomp>" => "list_comprehension",
+            "<setcomp>" => "set_comprehension",
+            "<dictcomp>" => "dictionary_comprehension",
+            _ => return None,
+        };
+        let mut found = Vec::new();
+        let mut stack = vec![statement];
+        while let Some(node) = stack.pop() {
+            if node.kind() == kind && super::line_of(node.start_position().row) == first {
+                found.push(node);
+            }
+            stack.extend(named(node));
+        }
+        let [comprehension] = found[..] else {
+            return None;
+        };
+        let clause = named(comprehension).into_iter().find(|c| c.kind() == "for_in_clause")?;
+        let iterator = iterator_repr(field(clause, "right")?, self.source.as_bytes(), &self.env(from))?;
+        Some(Entered {
+            function: callee,
+            first,
+            names: Vec::new(),
+            bound: vec![(".0".to_owned(), iterator)],
+        })
+    }
+
+    /// The method a step into the line event `from` surely calls first: the statement
+    /// alone on its line is `R.m(…)`, `NAME = R.m(…)`, `NAME op= R.m(…)` or
+    /// `return R.m(…)`, whose arguments run none of the program's code, and `R` a name
+    /// of the frame whose repr is `<__main__.C object>`: an instance of the program's
+    /// plain class `C`, whose `m` (its own or a base's) is a plain `def` that no
+    /// instance attribute can hide. The call event shows `self` as `R`'s repr.
+    pub(super) fn method_call(&self, from: &State) -> Option<Entered> {
+        let (function, line) = (from.function.as_deref()?, from.line?);
+        if from.event != StopKind::Line
+            || !self.plain_values()
+            || !self.names_known
+            || !super::runs_the_statement(function)
+        {
+            return None;
+        }
+        let source = self.source.as_bytes();
+        let statement = alone_on(self.tree.root_node(), line)?;
+        let call = called_whole(statement)?;
+        let callee = field(call, "function").filter(|f| f.kind() == "attribute")?;
+        let receiver = field(callee, "object").filter(|o| o.kind() == "identifier")?;
+        let method = field(callee, "attribute")?.utf8_text(source).ok()?;
+        let receiver = receiver.utf8_text(source).ok()?;
+        let repr = shown_vars(from).iter().find(|(name, _)| name == receiver)?.1.as_str();
+        let class = repr.strip_prefix("<__main__.")?.strip_suffix(" object>")?;
+        let definition = self.method_of(class, method)?;
+        if method.starts_with("__") || self.stores_attribute(method) || !self.object_rooted(class) {
+            return None;
+        }
+        let arguments = field(call, "arguments")?;
+        let values = named(arguments).into_iter().map(|a| match a.kind() {
+            "keyword_argument" => field(a, "value"),
+            _ => Some(a),
+        });
+        if !values
+            .into_iter()
+            .all(|v| v.is_some_and(|v| runs_nothing(v, source, &self.program)))
+        {
+            return None;
+        }
+        let (names, bound) = self.bind(from, definition, call, Some(repr.to_owned()))?;
+        Some(Entered {
+            function: method.to_owned(),
+            first: super::line_of(definition.start_position().row),
+            names,
+            bound,
+        })
+    }
+
+    /// The parameters of `definition` (every name, in order) and those bound by `call`
+    /// in the state `from`; the first one to `receiver` where the call is a method's or
+    /// a class's. `None` where a method's frame could show a cell too (`super()` makes
+    /// `__class__` one).
+    fn bind(&self, from: &State, definition: Node<'_>, call: Node<'_>, receiver: Option<String>) -> Option<Parameters> {
+        if receiver.is_some() && definition.utf8_text(self.source.as_bytes()).ok()?.contains("super") {
+            return None;
+        }
+        let source = self.source.as_bytes();
         let env = self.env(from);
         // A name's repr as shown (the very object), else the value computed.
         let repr_of = |node: Node<'_>| evaluate::repr_of(node, source, &env).map(|r| normalize_repr(&r));
@@ -56,11 +198,18 @@ impl CodeFacts {
             vars: &[],
             program: &self.program,
         };
-        let parameters = named(field(definition, "parameters")?);
+        let mut parameters = named(field(definition, "parameters")?);
+        let (mut names, mut bound) = (Vec::new(), Vec::new());
+        if let Some(receiver) = receiver {
+            let first = parameters.first().filter(|p| p.kind() == "identifier")?;
+            let name = first.utf8_text(source).ok()?.to_owned();
+            names.push(name.clone());
+            bound.push((name, receiver));
+            parameters.remove(0);
+        }
         if positional.len() > parameters.len() {
             return None;
         }
-        let mut bound = Vec::new();
         for (i, parameter) in parameters.into_iter().enumerate() {
             let (name, default) = match parameter.kind() {
                 "identifier" => (parameter.utf8_text(source).ok()?, None),
@@ -71,6 +220,7 @@ impl CodeFacts {
                 // Annotations, `*args`, `**kwargs`, `*` and `/`: left to the model.
                 _ => return None,
             };
+            names.push(name.to_owned());
             let given = positional.get(i).cloned();
             let named_too = keywords.iter().position(|(k, _)| *k == name);
             let repr = match (given, named_too) {
@@ -88,24 +238,217 @@ impl CodeFacts {
             bound.push((name.to_owned(), repr));
         }
         // A keyword no parameter takes raises.
-        keywords.is_empty().then_some((callee, bound))
+        keywords.is_empty().then_some((names, bound))
+    }
+
+    /// The one call in `statement` of a name `callee` accepts.
+    fn the_call<'t>(&self, statement: Node<'t>, callee: &dyn Fn(&str) -> bool) -> Option<Node<'t>> {
+        let source = self.source.as_bytes();
+        let mut found = None;
+        let mut stack = vec![statement];
+        while let Some(node) = stack.pop() {
+            let name = field(node, "function")
+                .filter(|f| f.kind() == "identifier")
+                .and_then(|f| f.utf8_text(source).ok());
+            if node.kind() == "call" && name.is_some_and(callee) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(node);
+            }
+            stack.extend(named(node));
+        }
+        found
+    }
+
+    /// The top-level `class` statement of a plain class (one the program binds once,
+    /// with at most one base, no `__new__`: see [`super::effects::Program::class_inits`]).
+    fn plain_class(&self, class: &str) -> Option<Node<'_>> {
+        if !self.program.class_inits.contains_key(class) {
+            return None;
+        }
+        let source = self.source.as_bytes();
+        named(self.tree.root_node()).into_iter().find(|n| {
+            n.kind() == "class_definition" && field(*n, "name").and_then(|f| f.utf8_text(source).ok()) == Some(class)
+        })
+    }
+
+    /// The base a plain class names: `None` for none or `object`.
+    fn base_of(&self, class: Node<'_>) -> Result<Option<String>, ()> {
+        let bases = field(class, "superclasses").map(named).unwrap_or_default();
+        match bases.as_slice() {
+            [] => Ok(None),
+            [base] if base.kind() == "identifier" => {
+                let name = base.utf8_text(self.source.as_bytes()).map_err(|_| ())?;
+                Ok((name != "object").then(|| name.to_owned()))
+            }
+            _ => Err(()),
+        }
+    }
+
+    /// Whether a plain class's instances are plain objects: along its bases, every class
+    /// is a plain class of the program's, the last one based on nothing but `object`.
+    fn object_rooted(&self, class: &str) -> bool {
+        let mut class = class.to_owned();
+        for _ in 0..8 {
+            let Some(node) = self.plain_class(&class) else {
+                return false;
+            };
+            match self.base_of(node) {
+                Ok(None) => return true,
+                Ok(Some(base)) => class = base,
+                Err(()) => return false,
+            }
+        }
+        false
+    }
+
+    /// The `def` a plain class's instances call by the name `method`: the first along its
+    /// bases whose body binds that name, when that binding is an undecorated, synchronous
+    /// function that does not yield.
+    fn method_of(&self, class: &str, method: &str) -> Option<Node<'_>> {
+        let source = self.source.as_bytes();
+        let mut class = class.to_owned();
+        for _ in 0..8 {
+            let node = self.plain_class(&class)?;
+            let body = field(node, "body")?;
+            if super::effects::bound_names(body, source).contains(method) {
+                let named_so = |s: &Node<'_>| field(*s, "name").and_then(|n| n.utf8_text(source).ok()) == Some(method);
+                let defs: Vec<Node<'_>> = named(body)
+                    .into_iter()
+                    .filter(|s| s.kind() == "function_definition" && named_so(s))
+                    .collect();
+                let [definition] = defs[..] else {
+                    return None;
+                };
+                let plain = self.binds_once_in(body, method)
+                    && !definition.utf8_text(source).ok()?.starts_with("async")
+                    && !super::effects::yields(definition);
+                return plain.then_some(definition);
+            }
+            class = self.base_of(node).ok()??;
+        }
+        None
+    }
+
+    /// Whether a class body binds `name` only by one `def`.
+    fn binds_once_in(&self, body: Node<'_>, name: &str) -> bool {
+        let source = self.source.as_bytes();
+        let mut effects = super::effects::Effects::default();
+        super::effects::collect(
+            body,
+            source,
+            None,
+            &super::effects::Program::default(),
+            &mut effects,
+            false,
+        );
+        effects.times_bound(name) == 1
+    }
+
+    /// Whether the text could give an instance an attribute called `name`, hiding a
+    /// method: it stores `….name`, or spells the name in a string (`setattr`), or
+    /// reaches `__dict__`.
+    fn stores_attribute(&self, name: &str) -> bool {
+        let source = self.source.as_bytes();
+        let text = &self.source;
+        if text.contains("__dict__") || text.contains(&format!("'{name}'")) || text.contains(&format!("\"{name}\"")) {
+            return true;
+        }
+        let mut stack = vec![self.tree.root_node()];
+        while let Some(node) = stack.pop() {
+            if matches!(
+                node.kind(),
+                "assignment" | "augmented_assignment" | "for_statement" | "with_item"
+            ) && let Some(left) = field(node, "left").or_else(|| field(node, "alias"))
+            {
+                let mut targets = vec![left];
+                while let Some(target) = targets.pop() {
+                    if target.kind() == "attribute"
+                        && field(target, "attribute").and_then(|a| a.utf8_text(source).ok()) == Some(name)
+                    {
+                        return true;
+                    }
+                    if !matches!(target.kind(), "attribute" | "subscript") {
+                        targets.extend(named(target));
+                    }
+                }
+            }
+            stack.extend(named(node));
+        }
+        false
     }
 }
 
-/// The one call of `callee` by name in `statement`.
-fn the_call<'t>(statement: Node<'t>, callee: &str, source: &[u8]) -> Option<Node<'t>> {
-    let mut found = None;
-    let mut stack = vec![statement];
-    while let Some(node) = stack.pop() {
-        if node.kind() == "call"
-            && field(node, "function").is_some_and(|f| f.kind() == "identifier" && f.utf8_text(source) == Ok(callee))
+/// The call a statement makes whole, first of all it evaluates: the value of an
+/// expression statement, of a plain `NAME = …` or `NAME op= …` (reading a name runs
+/// nothing), or of a `return`.
+fn called_whole(statement: Node<'_>) -> Option<Node<'_>> {
+    let inner = statement.named_child(0)?;
+    let value = match inner.kind() {
+        "call" => inner,
+        "assignment" | "augmented_assignment"
+            if field(inner, "left").is_some_and(|l| l.kind() == "identifier") && field(inner, "type").is_none() =>
         {
-            if found.is_some() {
-                return None;
-            }
-            found = Some(node);
+            field(inner, "right")?
         }
-        stack.extend(named(node));
-    }
-    found
+        _ if statement.kind() == "return_statement" => inner,
+        _ => return None,
+    };
+    (value.kind() == "call").then_some(value)
+}
+
+/// The repr of `iter(iterable)` as the trace language writes it, where the state tells
+/// its type.
+fn iterator_repr(iterable: Node<'_>, source: &[u8], env: &Env<'_>) -> Option<String> {
+    let words = |node: Node<'_>| node.utf8_text(source).ok();
+    let kind = if iterable.kind() == "call" {
+        let function = field(iterable, "function")?;
+        let arguments = named(field(iterable, "arguments")?);
+        let values = || {
+            arguments
+                .iter()
+                .map(|a| evaluate::value(*a, source, env))
+                .collect::<Option<Vec<Value>>>()
+        };
+        match function.kind() {
+            "identifier" if env.builtin(words(function)?) => match words(function)? {
+                "range" => {
+                    let fits = |v: &Value| matches!(v, Value::Int(n) if i64::try_from(*n).is_ok());
+                    let values = values()?;
+                    (!values.is_empty() && values.len() <= 3 && values.iter().all(fits)).then_some("range_iterator")?
+                }
+                "zip" => "zip",
+                "enumerate" => "enumerate",
+                "reversed" => match values()?.as_slice() {
+                    [Value::Container(list)] if list.kind == Kind::List => "list_reverseiterator",
+                    _ => return None,
+                },
+                _ => return None,
+            },
+            "attribute" if arguments.is_empty() => {
+                let method = words(field(function, "attribute")?)?;
+                let receiver = evaluate::value(field(function, "object")?, source, env)?;
+                let dict = matches!(&receiver, Value::Container(d) if d.kind == Kind::Dict);
+                match method {
+                    "items" if dict && env.builtin(method) => "dict_itemiterator",
+                    "keys" if dict && env.builtin(method) => "dict_keyiterator",
+                    "values" if dict && env.builtin(method) => "dict_valueiterator",
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    } else {
+        match evaluate::value(iterable, source, env)? {
+            Value::Container(display) => match display.kind {
+                Kind::List => "list_iterator",
+                Kind::Tuple => "tuple_iterator",
+                Kind::Dict => "dict_keyiterator",
+                Kind::Set => "set_iterator",
+            },
+            _ => return None,
+        }
+    };
+    Some(format!("<{kind} object>"))
 }

@@ -357,6 +357,11 @@ enum Callee<'s> {
     Unknown,
 }
 
+/// Whether evaluating `node` surely runs none of the program's code (it may still raise).
+pub(super) fn runs_nothing(node: Node<'_>, source: &[u8], program: &Program) -> bool {
+    evaluated_first(node, source, program) == First::Nothing
+}
+
 /// [`First`] for `node`, following Python's order of evaluation: a callee before its
 /// arguments, arguments left to right, the call last; operands before their operator.
 /// Operators, attributes, subscripts and builtins run nothing of the program's only when

@@ -93,15 +93,16 @@ impl Kept {
         })
     }
 
-    /// A frame the answer may start (a callee's call event): no name of it was shown
-    /// before; `values` are those the call fixes.
-    pub(super) fn called(depth: u32, function: String, values: HashMap<Vec<u8>, Vec<u8>>) -> Self {
+    /// A frame the answer may start (a callee's call event): it shows `names` (every
+    /// parameter, in order) and nothing else, unless `names` is empty (the text does not
+    /// tell them); `values` are those the call fixes.
+    pub(super) fn called(depth: u32, function: String, names: Vec<String>, values: HashMap<Vec<u8>, Vec<u8>>) -> Self {
         Self {
             depth,
             function,
-            names: Vec::new(),
+            fresh: (!names.is_empty()).then(HashSet::new),
+            names: names.into_iter().map(String::into_bytes).collect(),
             appended: false,
-            fresh: None,
             values,
             required: Vec::new(),
             statement_lines: BTreeSet::new(),
