@@ -33,6 +33,7 @@ mod decide;
 mod effects;
 mod evaluate;
 mod flow;
+mod globals;
 mod kept;
 mod literal;
 mod names;
@@ -153,7 +154,6 @@ impl Bounds {
         let set = breakpoints_set(prefix, known);
         let known = prefix.direction == Direction::Forward || known.is_some();
         let from = prefix.steps.last().map(|s| &s.state);
-        let mut bounds = Self::new(&prefix.code, from, prefix.direction, action, known.then_some(&set));
         // The module runs once: every later state at depth 0 shows its names so far.
         let module = prefix.steps.iter().rposition(|s| s.state.depth == Some(0));
         // The actions since the module's last state: forward ones (no jump) keep it
@@ -174,6 +174,18 @@ impl Bounds {
         } else {
             None
         };
+        // A forward run since the module's last state: its variables are still bound.
+        let earlier_module = module
+            .filter(|_| prefix.direction == Direction::Forward && since == Some(Direction::Forward))
+            .map(|m| &prefix.steps[m].state);
+        let mut bounds = Self::reading_module(
+            &prefix.code,
+            from,
+            prefix.direction,
+            action,
+            known.then_some(&set),
+            earlier_module,
+        );
         if let (Some(m), Some(facts)) = (module, &bounds.facts) {
             let at = prefix.steps[m].state.line.and_then(|line| facts.top_level_at(line));
             bounds.module_since = at.zip(since);
@@ -221,7 +233,24 @@ impl Bounds {
         action: Action,
         breakpoints: Option<&BTreeSet<u32>>,
     ) -> Self {
-        let facts = CodeFacts::new(code);
+        Self::reading_module(code, from, direction, action, breakpoints, None)
+    }
+
+    /// [`Self::new`], where `module` is a state of the module's frame earlier in the same
+    /// run than `from`: the variables it shows that no frame can see changed since are
+    /// read as shown there ([`globals`]).
+    fn reading_module(
+        code: &str,
+        from: Option<&State>,
+        direction: Direction,
+        action: Action,
+        breakpoints: Option<&BTreeSet<u32>>,
+        module: Option<&State>,
+    ) -> Self {
+        let mut facts = CodeFacts::new(code);
+        if let (Some(facts), Some(module)) = (facts.as_mut(), module) {
+            facts.read_module(module);
+        }
         // Forward, every caller knows them (a trajectory records its own).
         let no_breakpoints = breakpoints.is_none_or(BTreeSet::is_empty);
         let shapes = match (from, &facts) {
@@ -649,6 +678,8 @@ mod call_tests;
 mod computed_tests;
 #[cfg(test)]
 mod frame_tests;
+#[cfg(test)]
+mod globals_tests;
 #[cfg(test)]
 mod module_tests;
 #[cfg(test)]

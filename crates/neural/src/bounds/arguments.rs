@@ -39,7 +39,7 @@ impl CodeFacts {
     /// state tells every parameter: a plain function, or the `__init__` of a plain class.
     pub(super) fn call_bindings(&self, from: &State) -> Option<Entered> {
         let (function, line) = (from.function.as_deref()?, from.line?);
-        if from.event != StopKind::Line || !self.plain_values() || !self.surely_calls(function, line) {
+        if from.event != StopKind::Line || !self.scalars_kept || !self.surely_calls(function, line) {
             return None;
         }
         let (callee, first) = self.first_frame(function, line)?;
@@ -112,7 +112,8 @@ impl CodeFacts {
             return None;
         };
         let clause = named(comprehension).into_iter().find(|c| c.kind() == "for_in_clause")?;
-        let iterator = iterator_repr(field(clause, "right")?, self.source.as_bytes(), &self.env(from))?;
+        let iterable = field(clause, "right").filter(|i| self.evaluates(*i))?;
+        let iterator = iterator_repr(iterable, self.source.as_bytes(), &self.env(from))?;
         Some(Entered {
             function: callee,
             first,
@@ -130,7 +131,8 @@ impl CodeFacts {
     pub(super) fn method_call(&self, from: &State) -> Option<Entered> {
         let (function, line) = (from.function.as_deref()?, from.line?);
         if from.event != StopKind::Line
-            || !self.plain_values()
+            || !self.scalars_kept
+            || self.source.contains("__getattribute__")
             || !self.names_known
             || !super::runs_the_statement(function)
         {
@@ -180,22 +182,28 @@ impl CodeFacts {
         let source = self.source.as_bytes();
         let env = self.env(from);
         // A name's repr as shown (the very object), else the value computed.
-        let repr_of = |node: Node<'_>| evaluate::repr_of(node, source, &env).map(|r| normalize_repr(&r));
+        // Each argument's repr where the state tells it (a parameter whose argument's
+        // value is not known is shown all the same).
+        let repr_of = |node: Node<'_>| {
+            let repr = evaluate::repr_of(node, source, &env).filter(|_| self.evaluates(node))?;
+            Some(normalize_repr(&repr))
+        };
         let mut positional = Vec::new();
         let mut keywords = Vec::new();
         for argument in named(field(call, "arguments")?) {
             match argument.kind() {
                 "keyword_argument" => {
                     let name = field(argument, "name")?.utf8_text(source).ok()?;
-                    keywords.push((name, repr_of(field(argument, "value")?)?));
+                    keywords.push((name, repr_of(field(argument, "value")?)));
                 }
                 "list_splat" | "dictionary_splat" | "parenthesized_list_splat" => return None,
-                _ if keywords.is_empty() => positional.push(repr_of(argument)?),
+                _ if keywords.is_empty() => positional.push(repr_of(argument)),
                 _ => return None,
             }
         }
         let no_names = Env {
             vars: &[],
+            outer: &[],
             program: &self.program,
         };
         let mut parameters = named(field(definition, "parameters")?);
@@ -227,15 +235,12 @@ impl CodeFacts {
                 (Some(_), Some(_)) => return None,
                 (Some(repr), None) => repr,
                 (None, Some(k)) => keywords.remove(k).1,
-                (None, None) => {
-                    let value = evaluate::value(default?, source, &no_names)?;
-                    if !matches!(value, Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None) {
-                        continue;
-                    }
-                    value.repr()?
-                }
+                // No argument and no default raises.
+                (None, None) => evaluate::value(default?, source, &no_names)
+                    .filter(|v| matches!(v, Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None))
+                    .and_then(|v| v.repr()),
             };
-            bound.push((name.to_owned(), repr));
+            bound.extend(repr.map(|repr| (name.to_owned(), repr)));
         }
         // A keyword no parameter takes raises.
         keywords.is_empty().then_some((names, bound))
@@ -259,6 +264,18 @@ impl CodeFacts {
             stack.extend(named(node));
         }
         found
+    }
+
+    /// Whether [`evaluate`] may compute `node`'s value from the state: reprs are the
+    /// values' own and no operator, builtin or attribute can run the program's code, or
+    /// `node` is a name or a literal that runs none.
+    fn evaluates(&self, node: Node<'_>) -> bool {
+        let literal = match node.kind() {
+            "identifier" | "integer" | "true" | "false" | "none" => true,
+            "string" => !named(node).iter().any(|part| part.kind() == "interpolation"),
+            _ => false,
+        };
+        self.scalars_kept && (literal || self.plain_values())
     }
 
     /// The top-level `class` statement of a plain class (one the program binds once,

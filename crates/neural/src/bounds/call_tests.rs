@@ -165,3 +165,50 @@ fn a_comprehensions_call_event_shows_the_iterator_over_its_first_iterable() {
     let from = state(&format!("<|line|>7 0 <module> <|vars|>{vars}"));
     assert_eq!(facts.call_bindings(&from), None);
 }
+
+#[test]
+fn a_class_with_special_methods_still_binds_names_and_literals_but_computes_nothing() {
+    let code = "class Box:
+    def __init__(self, name, n):
+        self.name = name
+
+    def __len__(self):
+        return 1
+
+
+size = 2
+a = Box('a', size)
+b = Box('b', size + 1)
+";
+    let facts = CodeFacts::new(code).expect("parses");
+    let from = state(r#"<|line|>10 0 <module> <|vars|>{"Box":"<class '__main__.Box'>","size":"2"}"#);
+    let entered = facts.call_bindings(&from).expect("a name and a literal");
+    assert_eq!(
+        entered.bound,
+        [
+            ("self".to_owned(), "<__main__.Box object>".to_owned()),
+            ("name".to_owned(), "'a'".to_owned()),
+            ("n".to_owned(), "2".to_owned())
+        ]
+    );
+    let from = state(r#"<|line|>11 0 <module> <|vars|>{"Box":"<class '__main__.Box'>","size":"2"}"#);
+    assert_eq!(
+        facts.call_bindings(&from),
+        None,
+        "size + 1 could run an operator method before the call"
+    );
+}
+
+#[test]
+fn a_parameter_whose_argument_is_not_known_is_shown_but_not_fixed() {
+    let code = "def f(a, b, c=[]):\n    return a\n\n\nf(x, len(x), c=y)\n";
+    let facts = CodeFacts::new(code).expect("parses");
+    let from = state(r#"<|line|>5 0 <module> <|vars|>{"f":"<function f>","x":"[1]"}"#);
+    let entered = facts.call_bindings(&from).expect("a plain call");
+    assert_eq!(entered.names, ["a", "b", "c"]);
+    assert_eq!(
+        entered.bound,
+        [("a".to_owned(), "[1]".to_owned()), ("b".to_owned(), "1".to_owned())],
+        "y is not shown"
+    );
+}

@@ -25,6 +25,7 @@ use super::code::{CodeFacts, hidden, line_of};
 use super::effects::{bound_names, identifiers};
 use super::evaluate::{self, Env};
 use super::flow::{self, named};
+use super::globals;
 use super::runs_the_statement;
 use super::values::{Kind, Value, arithmetic, from_repr, key_value, tuple_items};
 
@@ -58,10 +59,22 @@ impl CodeFacts {
         self.scalars_kept && !self.program.operator_methods
     }
 
+    /// Takes the module's variables from `module`, a state of its frame earlier in the
+    /// same run, that any later frame reads as shown there ([`globals::module_reads`]).
+    pub(super) fn read_module(&mut self, module: &State) {
+        if module.depth != Some(0) || !self.plain_values() {
+            return;
+        }
+        let reads = &self.module_reads;
+        let kept = |(name, repr): &&(String, String)| reads.get(name).is_some_and(|r| globals::keeps_value(*r, repr));
+        self.module_values = trace_lang::shown_vars(module).iter().filter(kept).cloned().collect();
+    }
+
     /// What an expression at `from` is evaluated against: its frame's variables.
     pub(super) fn env<'a>(&'a self, from: &'a State) -> Env<'a> {
         Env {
             vars: trace_lang::shown_vars(from),
+            outer: &self.module_values,
             program: &self.program,
         }
     }
@@ -202,6 +215,7 @@ impl CodeFacts {
         let list = receiver.utf8_text(source).ok()?;
         let env = Env {
             vars,
+            outer: &self.module_values,
             program: &self.program,
         };
         let shown = |name: &str| env.var(name);

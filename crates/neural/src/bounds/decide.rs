@@ -89,6 +89,7 @@ mod tests {
         let program = super::super::effects::Program::default();
         let env = Env {
             vars: &vars,
+            outer: &[],
             program: &program,
         };
         decide(condition, code.as_bytes(), &env)

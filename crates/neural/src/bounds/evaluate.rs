@@ -20,13 +20,17 @@ use super::values::{Value, arithmetic, builtin, compare, from_repr, item, method
 /// them, and the program (a name it binds is not the builtin of that name).
 pub(super) struct Env<'a> {
     pub(super) vars: &'a [(String, String)],
+    /// Module variables the frame reads as the module showed them, where it shows no
+    /// variable of that name ([`super::globals`]).
+    pub(super) outer: &'a [(String, String)],
     pub(super) program: &'a Program,
 }
 
 impl Env<'_> {
     /// The repr the state shows for `name`.
     pub(super) fn var(&self, name: &str) -> Option<String> {
-        self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+        let shown = |vars: &[(String, String)]| vars.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        shown(self.vars).or_else(|| shown(self.outer))
     }
 
     /// Whether `name`, called as a function or a method, cannot be the program's own.
@@ -269,6 +273,7 @@ mod tests {
         program.bound.insert("shadowed".to_owned());
         let env = Env {
             vars: &vars,
+            outer: &[],
             program: &program,
         };
         value(right, code.as_bytes(), &env)?.repr()
