@@ -40,6 +40,7 @@ mod names;
 mod program;
 mod repr_shape;
 mod repr_text;
+mod returned;
 mod scan;
 mod shape;
 mod values;
@@ -220,6 +221,7 @@ impl Bounds {
             bounds.kept.retain(|k| k.depth != 0);
             bounds.kept.push(kept);
         }
+        bounds.after_callee_returned(prefix, action);
         bounds
     }
 

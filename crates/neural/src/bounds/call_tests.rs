@@ -212,3 +212,58 @@ fn a_parameter_whose_argument_is_not_known_is_shown_but_not_fixed() {
         "y is not shown"
     );
 }
+
+const CALLER: &str = "def double(n):
+    return n * 2
+
+
+def main():
+    k = 3
+    items = [1]
+    r = double(k)
+    return r
+
+
+main()
+";
+
+/// The steps from `main`'s `r = double(k)` to `double`'s return (`last_action` reaching it).
+fn into_double_and_back(last_action: Action) -> replayground_shared::trace_lang::Trajectory {
+    super::tests::trajectory(
+        CALLER,
+        &[
+            (r#"<|line|>8 1 main <|vars|>{"k":"3","items":"[1]"}"#, None),
+            (r#"<|call|>1 2 double <|vars|>{"n":"3"}"#, Some(Action::StepInto)),
+            (r#"<|line|>2 2 double <|vars|>{"n":"3"}"#, Some(Action::StepInto)),
+            (
+                r#"<|return|>2 2 double <|vars|>{"n":"3"} <|value|>"6""#,
+                Some(last_action),
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_step_from_a_callees_return_completes_the_assignment_that_called_it() {
+    let back = super::Bounds::after(&into_double_and_back(Action::StepInto), Action::StepInto);
+    assert!(back.admits(r#"<|line|>9 1 main <|vars|>{"k":"3","items":"[1]","r":"6"}"#));
+    assert!(
+        back.admits(r#"<|line|>9 1 main <|vars|>{"k":"3","items":"[2]","r":"6"}"#),
+        "double could change a list"
+    );
+    assert!(
+        !back.admits(r#"<|line|>9 1 main <|vars|>{"k":"3","items":"[1]","r":"5"}"#),
+        "r is what double returned"
+    );
+    assert!(
+        !back.admits(r#"<|line|>9 1 main <|vars|>{"k":"4","items":"[1]","r":"6"}"#),
+        "k is a number the statement does not bind"
+    );
+    assert!(
+        !back.admits(r#"<|exception|>8 1 main <|vars|>{"k":"3","items":"[1]"} <|value|>"ValueError()""#),
+        "the return was normal"
+    );
+    // Reached by step_return, the return may be an exception's: nothing is fixed.
+    let unknown = super::Bounds::after(&into_double_and_back(Action::StepReturn), Action::StepInto);
+    assert!(unknown.admits(r#"<|line|>9 1 main <|vars|>{"k":"3","items":"[1]","r":"5"}"#));
+}
