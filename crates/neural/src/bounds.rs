@@ -668,7 +668,18 @@ fn shapes(
         Action::Continue | Action::Breakpoint(_) => Vec::new(),
         _ => return vec![Shape::anywhere()],
     };
-    if !breakpoints.is_empty() {
+    // A step into stops at the very next event whatever the breakpoints (as a step over
+    // does from a return event); a step over a statement that runs none of the
+    // program's code stops at its frame's next event before any line elsewhere.
+    let breakpoints_matter = match action {
+        Action::StepInto => false,
+        Action::StepOver => {
+            let runs_nothing = from.event == StopKind::Line && facts.calls_nothing(function, line);
+            !(returning || runs_nothing)
+        }
+        _ => true,
+    };
+    if breakpoints_matter && !breakpoints.is_empty() {
         shapes.push(Shape::breakpoint_hit(&breakpoints));
     }
     shapes

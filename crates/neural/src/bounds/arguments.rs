@@ -305,7 +305,7 @@ impl CodeFacts {
 
     /// Whether a plain class's instances are plain objects: along its bases, every class
     /// is a plain class of the program's, the last one based on nothing but `object`.
-    fn object_rooted(&self, class: &str) -> bool {
+    pub(super) fn object_rooted(&self, class: &str) -> bool {
         let mut class = class.to_owned();
         for _ in 0..8 {
             let Some(node) = self.plain_class(&class) else {

@@ -267,3 +267,63 @@ fn a_step_from_a_callees_return_completes_the_assignment_that_called_it() {
     let unknown = super::Bounds::after(&into_double_and_back(Action::StepReturn), Action::StepInto);
     assert!(unknown.admits(r#"<|line|>9 1 main <|vars|>{"k":"3","items":"[1]","r":"5"}"#));
 }
+
+#[test]
+fn a_return_of_a_call_or_a_class_call_completes_too() {
+    let code = "class P:
+    def __init__(self, n):
+        self.n = n
+
+
+def make(n):
+    return P(n)
+
+
+def outer():
+    p = make(2)
+    return p
+
+
+outer()
+";
+    let prefix = |steps: &[(&str, Option<Action>)]| super::tests::trajectory(code, steps);
+    // `__init__` returns None: `return P(n)` returns the new object.
+    let steps = [
+        (r#"<|line|>7 2 make <|vars|>{"n":"2"}"#, None),
+        (
+            r#"<|call|>2 3 __init__ <|vars|>{"self":"<__main__.P object>","n":"2"}"#,
+            Some(Action::StepInto),
+        ),
+        (
+            r#"<|line|>3 3 __init__ <|vars|>{"self":"<__main__.P object>","n":"2"}"#,
+            Some(Action::StepInto),
+        ),
+        (
+            r#"<|return|>3 3 __init__ <|vars|>{"self":"<__main__.P object>","n":"2"} <|value|>"None""#,
+            Some(Action::StepInto),
+        ),
+    ];
+    let back = super::Bounds::after(&prefix(&steps), Action::StepOver);
+    assert!(back.admits(r#"<|return|>7 2 make <|vars|>{"n":"2"} <|value|>"<__main__.P object>""#));
+    assert!(
+        !back.admits(r#"<|return|>7 2 make <|vars|>{"n":"2"} <|value|>"None""#),
+        "the call's value is the object"
+    );
+    assert!(
+        !back.admits(r#"<|line|>8 2 make <|vars|>{"n":"2"}"#),
+        "make returns next"
+    );
+    // `p = make(2)` binds what make returned.
+    let steps = [
+        ("<|line|>11 1 outer <|vars|>{}", None),
+        (r#"<|call|>6 2 make <|vars|>{"n":"2"}"#, Some(Action::StepInto)),
+        (r#"<|line|>7 2 make <|vars|>{"n":"2"}"#, Some(Action::StepInto)),
+        (
+            r#"<|return|>7 2 make <|vars|>{"n":"2"} <|value|>"<__main__.P object>""#,
+            Some(Action::StepOver),
+        ),
+    ];
+    let back = super::Bounds::after(&prefix(&steps), Action::StepInto);
+    assert!(back.admits(r#"<|line|>12 1 outer <|vars|>{"p":"<__main__.P object>"}"#));
+    assert!(!back.admits(r#"<|line|>12 1 outer <|vars|>{"p":"None"}"#));
+}

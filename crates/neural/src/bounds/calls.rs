@@ -319,41 +319,16 @@ pub(super) fn alone_on(root: Node<'_>, line: u32) -> Option<Node<'_>> {
     (alone && matches!(statement.kind(), "expression_statement" | "return_statement")).then_some(statement)
 }
 
-impl CodeFacts {
-    /// The statement on `line` when it is `NAME = F(...)` alone on its line in any frame,
-    /// with `F` a plain function and arguments that run none of the program's code:
-    /// `NAME` and `F`. `F` is the one frame of the program's it runs, and when `F`
-    /// returns, the statement completes with `NAME` bound to what it returned.
-    pub(super) fn assigned_plain_call(&self, line: u32) -> Option<(String, String)> {
-        let (root, source) = (self.tree.root_node(), self.source.as_bytes());
-        let plain = |name: &str| self.program.plain_functions.contains(name);
-        let statement = alone_on(root, line)?;
-        let call = statement.named_child(0).and_then(|a| field(a, "right"))?;
-        let arguments = named(field(call, "arguments")?);
-        let inert = arguments.iter().all(|a| match a.kind() {
-            "keyword_argument" => field(*a, "value").is_some_and(|v| runs_nothing(v, source, &self.program)),
-            "list_splat" | "dictionary_splat" => false,
-            _ => runs_nothing(*a, source, &self.program),
-        });
-        inert.then(|| assigned_call(source, statement, &plain)).flatten()
-    }
-}
-
 /// The top-level statement on `line` when it is `NAME = F(...)` alone on its line, with
 /// `F` a name `plain` accepts: `NAME` and `F`. When it completes, `NAME` holds what `F`
 /// returned, and `F`'s return was the module's last event before it.
-pub(super) fn top_level_assigned_call(
+pub(super) fn assigned_call(
     root: Node<'_>,
     source: &[u8],
     line: u32,
     plain: &dyn Fn(&str) -> bool,
 ) -> Option<(String, String)> {
     let statement = alone_on(root, line).filter(|s| s.parent().is_some_and(|p| p.id() == root.id()))?;
-    assigned_call(source, statement, plain)
-}
-
-/// `NAME` and `F` when `statement` is `NAME = F(...)`, `F` a name `plain` accepts.
-fn assigned_call(source: &[u8], statement: Node<'_>, plain: &dyn Fn(&str) -> bool) -> Option<(String, String)> {
     let assignment = statement.named_child(0).filter(|a| a.kind() == "assignment")?;
     let (left, right) = (field(assignment, "left")?, field(assignment, "right")?);
     let callee = field(right, "function").filter(|_| right.kind() == "call")?;

@@ -270,7 +270,7 @@ impl Bounds {
         };
         let (root, source) = (facts.tree.root_node(), facts.source.as_bytes());
         let plain = |name: &str| facts.program.plain_functions.contains(name);
-        let Some((name, callee)) = calls::top_level_assigned_call(root, source, line, &plain) else {
+        let Some((name, callee)) = calls::assigned_call(root, source, line, &plain) else {
             return;
         };
         let shown = trace_lang::shown_vars(from);

@@ -1,21 +1,27 @@
 //! Back in the caller after a callee's return: the statement that called it completes.
 
-use replayground_shared::trace_lang::{self, Direction, Trajectory};
-use replayground_shared::{Action, StopKind};
+use std::collections::BTreeSet;
 
+use replayground_shared::trace_lang::{self, Direction, Trajectory};
+use replayground_shared::{Action, State, StopKind};
+use tree_sitter::Node;
+
+use super::calls::{alone_on, runs_nothing};
+use super::code::CodeFacts;
+use super::flow::{field, named};
 use super::kept::Kept;
-use super::{Bounds, Events, json_contents, runs_the_statement, shapes};
+use super::{Bounds, Events, Shape, json_contents, runs_the_statement, shapes};
 
 impl Bounds {
     /// Stepping on from the end of `prefix`, a callee's return that the step before
     /// reached from one of its own line events (so it returns normally: a statement that
     /// raised would have stopped at its exception first), to the caller, which stopped
-    /// at `NAME = F(...)` (its one frame of the program's is `F`,
-    /// [`super::code::CodeFacts::assigned_plain_call`]) before the steps that went into
-    /// `F` and stayed in that activation. The statement completes: the caller's next
-    /// event is the one a step over it reaches without an exception, and it shows `NAME`
-    /// holding the returned value and every number, string, bool or `None` the statement
-    /// cannot change as it was (a list `F` was handed may have changed).
+    /// at a statement whose one frame of the program's is that callee ([`completion`])
+    /// before the steps that went into it and stayed in that activation. The statement
+    /// completes: the caller's next event is the one a step over it reaches without an
+    /// exception (for `return`, its own return with the value), and it shows `NAME` of
+    /// `NAME = …` holding the value and every number, string, bool or `None` the
+    /// statement cannot change as it was (a list the callee was handed may have changed).
     pub(super) fn after_callee_returned(&mut self, prefix: &Trajectory, action: Action) {
         let [.., before, last] = prefix.steps.as_slice() else {
             return;
@@ -63,7 +69,7 @@ impl Bounds {
         {
             return;
         }
-        let Some((name, callee)) = facts.assigned_plain_call(line) else {
+        let Some((completion, callee, object)) = completion(facts, caller) else {
             return;
         };
         let (Some(effects), Some(mut kept)) = (
@@ -74,6 +80,13 @@ impl Bounds {
         ) else {
             return;
         };
+        // A class call's value is the object `__init__` initialised (which must return
+        // `None`, or the call raises); any other call's, what it returned.
+        let value = match object {
+            Some(object) if value == "None" => object,
+            Some(_) => return,
+            None => trace_lang::normalize_repr(value),
+        };
         let shown = trace_lang::shown_vars(caller);
         for untouched in facts.untouched(&effects, shown, false) {
             if let Some((_, repr)) = shown.iter().find(|(n, _)| n == untouched) {
@@ -81,17 +94,97 @@ impl Bounds {
                 kept.values.insert(untouched.as_bytes().to_vec(), json_contents(&repr));
             }
         }
-        let value = trace_lang::normalize_repr(value);
-        kept.values.insert(name.as_bytes().to_vec(), json_contents(&value));
-        kept.required.push(name.into_bytes());
         kept.fresh = Some(facts.fresh_names(&effects));
         kept.statement_lines = effects.lines;
+        if let Completion::Assign(name) = &completion {
+            kept.values.insert(name.as_bytes().to_vec(), json_contents(&value));
+            kept.required.push(name.as_bytes().to_vec());
+        }
+        self.kept.retain(|k| k.depth != depth - 1);
+        self.kept.push(kept);
+        if completion == Completion::Return {
+            self.shapes = vec![Shape {
+                lines: Some(BTreeSet::from([line])),
+                ..Shape::frame_of(caller, depth - 1, Events::RETURN)
+            }];
+            let mut tail = b" <|value|>\"".to_vec();
+            tail.extend(json_contents(&value));
+            tail.push(b'"');
+            self.callee_value = Some((depth - 1, tail));
+            return;
+        }
         let mut next = shapes(Direction::Forward, caller, Action::StepOver, None, facts);
         for shape in &mut next {
             shape.events = shape.events.but(Events::EXCEPTION);
         }
         self.shapes = next;
-        self.kept.retain(|k| k.depth != depth - 1);
-        self.kept.push(kept);
     }
+}
+
+/// What the statement a caller stopped at does with the value of the one frame of the
+/// program's it runs.
+#[derive(Debug, PartialEq, Eq)]
+enum Completion {
+    /// `NAME = …`
+    Assign(String),
+    /// An expression statement: the value is dropped.
+    Discard,
+    /// `return …`: the caller returns it.
+    Return,
+}
+
+/// The statement alone on the line the line event `caller` is at, when evaluating it
+/// runs one frame of the program's and nothing after it: `NAME = V`, `V` or `return V`,
+/// with `V` a call of a plain function, a plain class (whose `__init__` runs) or a
+/// method an instance of one resolves ([`CodeFacts::method_call`]), arguments that run
+/// none of the program's code; or a list, set or dict comprehension whose first
+/// iterable runs none. What it does with the value, the frame's name, and for a class
+/// call the object's repr.
+fn completion(facts: &CodeFacts, caller: &State) -> Option<(Completion, String, Option<String>)> {
+    let (root, source) = (facts.tree.root_node(), facts.source.as_bytes());
+    let statement = alone_on(root, caller.line?)?;
+    let inner = statement.named_child(0)?;
+    let (completion, value) = match inner.kind() {
+        "assignment" => {
+            let left = field(inner, "left").filter(|l| l.kind() == "identifier" && field(inner, "type").is_none())?;
+            (
+                Completion::Assign(left.utf8_text(source).ok()?.to_owned()),
+                field(inner, "right")?,
+            )
+        }
+        _ if statement.kind() == "return_statement" => (Completion::Return, inner),
+        _ => (Completion::Discard, inner),
+    };
+    let inert = |node: Node<'_>| runs_nothing(node, source, &facts.program);
+    let scope = match value.kind() {
+        "list_comprehension" => "<listcomp>",
+        "set_comprehension" => "<setcomp>",
+        "dictionary_comprehension" => "<dictcomp>",
+        "call" => {
+            let arguments = named(field(value, "arguments")?);
+            let all_inert = arguments.iter().all(|a| match a.kind() {
+                "keyword_argument" => field(*a, "value").is_some_and(inert),
+                "list_splat" | "dictionary_splat" => false,
+                _ => inert(*a),
+            });
+            let function = field(value, "function")?;
+            let name = function.utf8_text(source).ok()?;
+            return match function.kind() {
+                _ if !all_inert => None,
+                "identifier" if facts.program.plain_functions.contains(name) => {
+                    Some((completion, name.to_owned(), None))
+                }
+                "identifier" if facts.program.class_inits.contains_key(name) && facts.object_rooted(name) => Some((
+                    completion,
+                    "__init__".to_owned(),
+                    Some(format!("<__main__.{name} object>")),
+                )),
+                "attribute" => Some((completion, facts.method_call(caller)?.function, None)),
+                _ => None,
+            };
+        }
+        _ => return None,
+    };
+    let clause = named(value).into_iter().find(|c| c.kind() == "for_in_clause")?;
+    inert(field(clause, "right")?).then(|| (completion, scope.to_owned(), None))
 }

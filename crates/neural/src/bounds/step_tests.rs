@@ -400,3 +400,26 @@ fn stepping_back_to_a_frames_start_stops_only_in_it_or_deeper() {
     );
     assert!(!back.admits(r#"<|line|>8 1 <listcomp> <|vars|>{".0":"<range_iterator object>","x":"0"}"#));
 }
+
+#[test]
+fn a_breakpoint_elsewhere_stops_no_step_into_and_no_step_over_a_statement_that_calls_nothing() {
+    let code = "def f(n):\n    total = n + 1\n    total = total * 2\n    return total\n\n\nf(1)\n";
+    let steps = [
+        ("<|line|>7 0 <module> <|vars|>{\"f\":\"<function f>\"}", None),
+        (
+            "<|line|>3 1 f <|vars|>{\"n\":\"1\",\"total\":\"2\"}",
+            Some(Action::Breakpoint(3)),
+        ),
+    ];
+    let prefix = super::tests::trajectory(code, &steps);
+    let again = "<|line|>3 1 f <|vars|>{\"n\":\"..\",\"total\":\"..\"}";
+    for action in [Action::StepInto, Action::StepOver] {
+        let bounds = super::Bounds::after(&prefix, action);
+        assert!(
+            bounds.admits("<|line|>4 1 f <|vars|>{\"n\":\"..\",\"total\":\"4\"}"),
+            "{action}"
+        );
+        assert!(!bounds.admits(again), "{action}: line 3 does not run again");
+    }
+    assert!(super::Bounds::after(&prefix, Action::Continue).admits(again));
+}
