@@ -11,7 +11,7 @@ use replayground_shared::trace_lang::{normalize_repr, shown_vars};
 use replayground_shared::{State, StopKind};
 use tree_sitter::Node;
 
-use super::calls::{alone_on, runs_nothing};
+use super::calls::{alone_on, arguments_run_nothing};
 use super::code::CodeFacts;
 use super::evaluate::{self, Env};
 use super::flow::{field, named, statements_at};
@@ -151,15 +151,7 @@ impl CodeFacts {
         if method.starts_with("__") || self.stores_attribute(method) || !self.object_rooted(class) {
             return None;
         }
-        let arguments = field(call, "arguments")?;
-        let values = named(arguments).into_iter().map(|a| match a.kind() {
-            "keyword_argument" => field(a, "value"),
-            _ => Some(a),
-        });
-        if !values
-            .into_iter()
-            .all(|v| v.is_some_and(|v| runs_nothing(v, source, &self.program)))
-        {
+        if !arguments_run_nothing(call, source, &self.program) {
             return None;
         }
         let (names, bound) = self.bind(from, definition, call, Some(repr.to_owned()))?;

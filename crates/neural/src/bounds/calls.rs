@@ -362,6 +362,17 @@ pub(super) fn runs_nothing(node: Node<'_>, source: &[u8], program: &Program) -> 
     evaluated_first(node, source, program) == First::Nothing
 }
 
+/// Whether evaluating a call's arguments surely runs none of the program's code.
+pub(super) fn arguments_run_nothing(call: Node<'_>, source: &[u8], program: &Program) -> bool {
+    field(call, "arguments").is_some_and(|arguments| {
+        named(arguments).into_iter().all(|argument| match argument.kind() {
+            "keyword_argument" => field(argument, "value").is_some_and(|v| runs_nothing(v, source, program)),
+            "list_splat" | "dictionary_splat" => false,
+            _ => runs_nothing(argument, source, program),
+        })
+    })
+}
+
 /// [`First`] for `node`, following Python's order of evaluation: a callee before its
 /// arguments, arguments left to right, the call last; operands before their operator.
 /// Operators, attributes, subscripts and builtins run nothing of the program's only when

@@ -6,7 +6,7 @@ use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
 use tree_sitter::Node;
 
-use super::calls::{alone_on, runs_nothing};
+use super::calls::{alone_on, arguments_run_nothing, runs_nothing};
 use super::code::CodeFacts;
 use super::flow::{field, named};
 use super::kept::Kept;
@@ -161,12 +161,7 @@ fn completion(facts: &CodeFacts, caller: &State) -> Option<(Completion, String, 
         "set_comprehension" => "<setcomp>",
         "dictionary_comprehension" => "<dictcomp>",
         "call" => {
-            let arguments = named(field(value, "arguments")?);
-            let all_inert = arguments.iter().all(|a| match a.kind() {
-                "keyword_argument" => field(*a, "value").is_some_and(inert),
-                "list_splat" | "dictionary_splat" => false,
-                _ => inert(*a),
-            });
+            let all_inert = arguments_run_nothing(value, source, &facts.program);
             let function = field(value, "function")?;
             let name = function.utf8_text(source).ok()?;
             return match function.kind() {
