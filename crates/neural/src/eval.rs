@@ -310,7 +310,7 @@ pub fn next_state(
             false
         };
         overall.add(hit);
-        let forced = super::decode::forced_answer(&guide).map(|s| normalize_state(&s)) == Some(e.expected.clone());
+        let forced = super::decode::forced_answer(&guide).is_some_and(|s| normalize_state(&s) == e.expected);
         report.answers.push(Answer {
             action: e.step_action.name(),
             horizon: e.horizon,

@@ -140,7 +140,9 @@ impl CodeFacts {
         }
         let source = self.source.as_bytes();
         let statement = alone_on(self.tree.root_node(), line)?;
-        let call = called_whole(statement)?;
+        let call = whole_value(statement, source)
+            .map(|(_, v)| v)
+            .filter(|v| v.kind() == "call")?;
         let callee = field(call, "function").filter(|f| f.kind() == "attribute")?;
         let receiver = field(callee, "object").filter(|o| o.kind() == "identifier")?;
         let method = field(callee, "attribute")?.utf8_text(source).ok()?;
@@ -313,46 +315,33 @@ impl CodeFacts {
     }
 
     /// The `def` a plain class's instances call by the name `method`: the first along its
-    /// bases whose body binds that name, when that binding is an undecorated, synchronous
-    /// function that does not yield.
+    /// bases whose body binds that name, when its one binding there is an undecorated,
+    /// synchronous function that does not yield.
     fn method_of(&self, class: &str, method: &str) -> Option<Node<'_>> {
         let source = self.source.as_bytes();
         let mut class = class.to_owned();
         for _ in 0..8 {
             let node = self.plain_class(&class)?;
             let body = field(node, "body")?;
-            if super::effects::bound_names(body, source).contains(method) {
-                let named_so = |s: &Node<'_>| field(*s, "name").and_then(|n| n.utf8_text(source).ok()) == Some(method);
-                let defs: Vec<Node<'_>> = named(body)
-                    .into_iter()
-                    .filter(|s| s.kind() == "function_definition" && named_so(s))
-                    .collect();
-                let [definition] = defs[..] else {
-                    return None;
-                };
-                let plain = self.binds_once_in(body, method)
-                    && !definition.utf8_text(source).ok()?.starts_with("async")
-                    && !super::effects::yields(definition);
-                return plain.then_some(definition);
+            let mut effects = super::effects::Effects::default();
+            let program = super::effects::Program::default();
+            super::effects::collect(body, source, None, &program, &mut effects, false);
+            match effects.times_bound(method) {
+                0 => class = self.base_of(node).ok()??,
+                1 => {
+                    let named_so =
+                        |s: &Node<'_>| field(*s, "name").and_then(|n| n.utf8_text(source).ok()) == Some(method);
+                    let definition = named(body)
+                        .into_iter()
+                        .find(|s| s.kind() == "function_definition" && named_so(s))?;
+                    let plain =
+                        !definition.utf8_text(source).ok()?.starts_with("async") && !super::effects::yields(definition);
+                    return plain.then_some(definition);
+                }
+                _ => return None,
             }
-            class = self.base_of(node).ok()??;
         }
         None
-    }
-
-    /// Whether a class body binds `name` only by one `def`.
-    fn binds_once_in(&self, body: Node<'_>, name: &str) -> bool {
-        let source = self.source.as_bytes();
-        let mut effects = super::effects::Effects::default();
-        super::effects::collect(
-            body,
-            source,
-            None,
-            &super::effects::Program::default(),
-            &mut effects,
-            false,
-        );
-        effects.times_bound(name) == 1
     }
 
     /// Whether the text could give an instance an attribute called `name`, hiding a
@@ -389,22 +378,39 @@ impl CodeFacts {
     }
 }
 
-/// The call a statement makes whole, first of all it evaluates: the value of an
-/// expression statement, of a plain `NAME = …` or `NAME op= …` (reading a name runs
-/// nothing), or of a `return`.
-fn called_whole(statement: Node<'_>) -> Option<Node<'_>> {
+/// What a simple statement does with the value it evaluates whole.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Completion {
+    /// `NAME = …`
+    Assign(String),
+    /// `NAME op= …`: reading the name first runs nothing.
+    Augment,
+    /// An expression statement: the value is dropped.
+    Discard,
+    /// `return …`: the frame returns it.
+    Return,
+}
+
+/// The value a simple statement evaluates whole, first of all it evaluates, and what it
+/// does with it: an expression statement's, a plain `NAME = …` or `NAME op= …`'s, or a
+/// `return`'s.
+pub(super) fn whole_value<'t>(statement: Node<'t>, source: &[u8]) -> Option<(Completion, Node<'t>)> {
     let inner = statement.named_child(0)?;
-    let value = match inner.kind() {
-        "call" => inner,
-        "assignment" | "augmented_assignment"
-            if field(inner, "left").is_some_and(|l| l.kind() == "identifier") && field(inner, "type").is_none() =>
-        {
-            field(inner, "right")?
+    if statement.kind() == "return_statement" {
+        return Some((Completion::Return, inner));
+    }
+    match inner.kind() {
+        "assignment" | "augmented_assignment" => {
+            let left = field(inner, "left").filter(|l| l.kind() == "identifier" && field(inner, "type").is_none())?;
+            let completion = if inner.kind() == "assignment" {
+                Completion::Assign(left.utf8_text(source).ok()?.to_owned())
+            } else {
+                Completion::Augment
+            };
+            Some((completion, field(inner, "right")?))
         }
-        _ if statement.kind() == "return_statement" => inner,
-        _ => return None,
-    };
-    (value.kind() == "call").then_some(value)
+        _ => Some((Completion::Discard, inner)),
+    }
 }
 
 /// The repr of `iter(iterable)` as the trace language writes it, where the state tells

@@ -11,7 +11,6 @@ use super::body::Body;
 use super::constants::constant_globals;
 use super::effects::{self, Effects, Program};
 use super::flow;
-use super::globals::{Reads, module_reads};
 use super::names::{
     Unbound, class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_names,
 };
@@ -135,9 +134,6 @@ pub struct CodeFacts {
     pub(super) constants: HashMap<String, Vec<u8>>,
     /// Names a `global` statement lets a function bind in the module.
     pub(super) globals: HashSet<String>,
-    /// Module variables bound once and otherwise only read, and how they are read
-    /// ([`super::globals::module_reads`]).
-    pub(super) module_reads: HashMap<String, Reads>,
     /// Those of them an earlier state of the module's frame showed with a value no
     /// later frame can see changed ([`Self::read_module`]).
     pub(super) module_values: Vec<(String, String)>,
@@ -203,7 +199,6 @@ impl CodeFacts {
             }
             _ => HashMap::new(),
         };
-        let module_reads = module_reads(root, source, &program);
         let namespace_order = names_kept
             && unbound.as_ref().is_some_and(|u| u.in_module.is_empty())
             && !renames.iter().any(|t| code.contains(t));
@@ -226,7 +221,6 @@ impl CodeFacts {
             declared,
             constants,
             globals,
-            module_reads,
             module_values: Vec::new(),
             program,
             top_level,

@@ -65,7 +65,7 @@ impl CodeFacts {
         if module.depth != Some(0) || !self.plain_values() {
             return;
         }
-        let reads = &self.module_reads;
+        let reads = globals::module_reads(self.tree.root_node(), self.source.as_bytes(), &self.program);
         let kept = |(name, repr): &&(String, String)| reads.get(name).is_some_and(|r| globals::keeps_value(*r, repr));
         self.module_values = trace_lang::shown_vars(module).iter().filter(kept).cloned().collect();
     }

@@ -26,7 +26,7 @@ run('red')
 
 fn reads(code: &str) -> HashMap<String, Reads> {
     let facts = CodeFacts::new(code).expect("parses");
-    facts.module_reads.clone()
+    super::globals::module_reads(facts.tree.root_node(), code.as_bytes(), &facts.program)
 }
 
 #[test]

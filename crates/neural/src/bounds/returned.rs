@@ -6,6 +6,7 @@ use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
 use tree_sitter::Node;
 
+use super::arguments::{Completion, whole_value};
 use super::calls::{alone_on, arguments_run_nothing, runs_nothing};
 use super::code::CodeFacts;
 use super::flow::{field, named};
@@ -121,18 +122,6 @@ impl Bounds {
     }
 }
 
-/// What the statement a caller stopped at does with the value of the one frame of the
-/// program's it runs.
-#[derive(Debug, PartialEq, Eq)]
-enum Completion {
-    /// `NAME = …`
-    Assign(String),
-    /// An expression statement: the value is dropped.
-    Discard,
-    /// `return …`: the caller returns it.
-    Return,
-}
-
 /// The statement alone on the line the line event `caller` is at, when evaluating it
 /// runs one frame of the program's and nothing after it: `NAME = V`, `V` or `return V`,
 /// with `V` a call of a plain function, a plain class (whose `__init__` runs) or a
@@ -143,18 +132,7 @@ enum Completion {
 fn completion(facts: &CodeFacts, caller: &State) -> Option<(Completion, String, Option<String>)> {
     let (root, source) = (facts.tree.root_node(), facts.source.as_bytes());
     let statement = alone_on(root, caller.line?)?;
-    let inner = statement.named_child(0)?;
-    let (completion, value) = match inner.kind() {
-        "assignment" => {
-            let left = field(inner, "left").filter(|l| l.kind() == "identifier" && field(inner, "type").is_none())?;
-            (
-                Completion::Assign(left.utf8_text(source).ok()?.to_owned()),
-                field(inner, "right")?,
-            )
-        }
-        _ if statement.kind() == "return_statement" => (Completion::Return, inner),
-        _ => (Completion::Discard, inner),
-    };
+    let (completion, value) = whole_value(statement, source).filter(|(c, _)| *c != Completion::Augment)?;
     let inert = |node: Node<'_>| runs_nothing(node, source, &facts.program);
     let scope = match value.kind() {
         "list_comprehension" => "<listcomp>",
