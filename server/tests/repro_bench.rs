@@ -83,6 +83,33 @@ fn the_suite_has_enough_well_formed_cases() {
     );
 }
 
+/// The restructuring keeps the rules' `crash` over an LLM's other class where the rules
+/// found the exception a report names (`restructure.rs`). Checked on the reports that may
+/// be read: `tests/repro-suite` and `tests/repro-real`'s development split (never the
+/// held-out cases): every one the rules call a crash of a named exception is one.
+#[test]
+fn a_crash_whose_exception_the_rules_name_is_a_crash_in_truth() {
+    use replayground_server::repro::report::ParsedReport;
+    use replayground_server::repro::restructure::restructure_rules;
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/repro-real");
+    let development = select_split(&real, load_suite(&real).expect("the real suite loads"), "development")
+        .expect("the development split exists");
+    let cases: Vec<_> = load_suite(&suite_dir())
+        .expect("the suite loads")
+        .into_iter()
+        .chain(development)
+        .collect();
+    let mut named = 0;
+    for case in &cases {
+        let rules = restructure_rules(&ParsedReport::from(case.report.clone()));
+        if rules.symptom.class == SymptomClass::Crash && rules.symptom.error_type.is_some() {
+            named += 1;
+            assert_eq!(case.truth.symptom, SymptomClass::Crash, "{}", case.name);
+        }
+    }
+    assert!(named >= 20, "only {named} of {} reports name their crash", cases.len());
+}
+
 #[test]
 fn the_real_suite_splits_into_development_and_held_out_cases() {
     // tests/repro-real: the cases looked at while building the agent, and the others,

@@ -185,7 +185,9 @@ pub async fn restructure(
     };
     // A crash leaves evidence a report quotes: a traceback, an exception's name, the word
     // itself. Where the report has none, a small model's `crash` is a guess, and accepting
-    // a script on it would claim a reproduction of a bug the report never had.
+    // a script on it would claim a reproduction of a bug the report never had. Where it
+    // names the exception it raised, the model's other class is the guess: the checks would
+    // then refuse every run that raises the reported exception.
     let mut note = None;
     if class == SymptomClass::Crash && classify(report.text()).class != SymptomClass::Crash {
         class = rules.symptom.class;
@@ -193,6 +195,15 @@ pub async fn restructure(
             "the LLM called the report a crash, but it quotes no exception, traceback or crash; keeping the rules' symptom `{}`",
             class.as_str()
         ));
+    } else if class != SymptomClass::Crash
+        && rules.symptom.class == SymptomClass::Crash
+        && let Some(raised) = &rules.symptom.error_type
+    {
+        note = Some(format!(
+            "the LLM called the report `{}`, but it quotes a crash ({raised}); keeping the rules' symptom `crash`",
+            class.as_str()
+        ));
+        class = SymptomClass::Crash;
     }
     let pick = |llm_text: String, rule_text: &str| {
         if llm_text.trim().is_empty() {
@@ -335,6 +346,29 @@ mod tests {
         let (refined, note) = restructure(&traceback, Some(&llm), &mut |_| {}).await;
         assert!(note.is_none(), "{note:?}");
         assert_eq!(refined.symptom.class, SymptomClass::Crash);
+    }
+
+    #[tokio::test]
+    async fn a_quoted_crash_stays_a_crash_whatever_the_llm_calls_it() {
+        let report = ParsedReport::from(BugReport {
+            title: "error when modifying an unpacked tensor".into(),
+            observed: "Traceback (most recent call last):\n  ...\nRuntimeError: a view was created in no_grad mode and is being modified inplace"
+                .into(),
+            ..BugReport::default()
+        });
+        let rules = restructure_rules(&report);
+        assert_eq!(rules.symptom.class, SymptomClass::Crash);
+        let silent =
+            "Symptom: wrong_calculation\nError type: none\nObserved: the values are wrong\nExpected: they are right\n";
+        let llm = ScriptedLlm::new(vec![ScriptedReply::Any(silent.into())]);
+        let (refined, note) = restructure(&report, Some(&llm), &mut |_| {}).await;
+        assert_eq!(refined.symptom.class, SymptomClass::Crash);
+        assert_eq!(refined.symptom.error_type.as_deref(), Some("RuntimeError"));
+        assert!(note.unwrap().contains("quotes a crash"));
+        assert_eq!(
+            refined.observed, "the values are wrong",
+            "the rest of the LLM's answer is kept"
+        );
     }
 
     #[tokio::test]
