@@ -330,7 +330,7 @@ async fn neural_mode_runs_on_a_code_llm_prompted_in_context() {
                 code: ErrorCode::Busy,
                 retry_after_s: Some(wait),
                 ..
-            }) if job < 8 => tokio::time::sleep(Duration::from_secs(wait.into())).await,
+            }) if job < 8 => tokio::time::sleep(Duration::from_secs(wait)).await,
             answer => break answer.expect("a prediction"),
         }
         job += 1;
