@@ -1,11 +1,10 @@
 //! A code LLM as the neural debugger, prompted in context.
 //!
 //! Qwen2.5-Coder has never seen the trace language, so the prompt teaches it: a short
-//! description, five worked examples written by the real tracer (calls and returns;
+//! description, four worked examples written by the real tracer (calls and returns;
 //! `step_return` from a call, over a comprehension's frame, to the `return` line with
 //! every local's final value; a breakpoint, `continue` and an exception; a trajectory
-//! written backwards; imports, a class body, `__init__` and a generator's yield and
-//! resume), then the program and its states so far. The answer is decoded under the same grammar and
+//! written backwards), then the program and its states so far. The answer is decoded under the same grammar and
 //! bounds as the from-scratch model's ([`decode_state_line`]), so every finished answer
 //! parses and names only lines, frames and variables the program can have.
 //!
@@ -52,14 +51,13 @@ statement it runs, with every global), <|breakpoint|>N (break at line N, then co
 is the module's call, 1 its first line, and every line, call, return and exception after \
 that counts one). After <|inverse|>, the states run backwards and reverse actions lead to \
 the previous state; from <|end|>, the first is the module's return.\n\
-Five traces written by the real tracer:";
+Four traces written by the real tracer:";
 
-pub const EXAMPLES: [&str; 5] = [
+pub const EXAMPLES: [&str; 4] = [
     include_str!("examples/forward.trace"),
     include_str!("examples/step_return.trace"),
     include_str!("examples/breakpoint.trace"),
     include_str!("examples/inverse.trace"),
-    include_str!("examples/classes.trace"),
 ];
 
 /// The chat turns before the trajectory: the assistant's answer is the trajectory.
