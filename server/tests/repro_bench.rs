@@ -38,6 +38,11 @@ fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/repro-suite")
 }
 
+/// tests/repro-real: real reports, split into development and held-out cases.
+fn real_suite_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/repro-real")
+}
+
 fn needs_framework(requires: &[String]) -> bool {
     requires.iter().any(|p| p == "torch" || p == "tensorflow")
 }
@@ -91,7 +96,7 @@ fn the_suite_has_enough_well_formed_cases() {
 fn a_crash_whose_exception_the_rules_name_is_a_crash_in_truth() {
     use replayground_server::repro::report::ParsedReport;
     use replayground_server::repro::restructure::restructure_rules;
-    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/repro-real");
+    let real = real_suite_dir();
     let development = select_split(&real, load_suite(&real).expect("the real suite loads"), "development")
         .expect("the development split exists");
     let cases: Vec<_> = load_suite(&suite_dir())
@@ -114,7 +119,7 @@ fn a_crash_whose_exception_the_rules_name_is_a_crash_in_truth() {
 fn the_real_suite_splits_into_development_and_held_out_cases() {
     // tests/repro-real: the cases looked at while building the agent, and the others,
     // which nothing was fitted to. Every case is in exactly one.
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/repro-real");
+    let dir = real_suite_dir();
     let all: BTreeSet<String> = load_suite(&dir)
         .expect("the real suite loads")
         .into_iter()
