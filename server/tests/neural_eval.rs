@@ -436,3 +436,57 @@ fn the_in_context_llm_answers_the_same_with_and_without_its_prompt_cache() {
     assert_eq!(cached.state, fresh.state, "{} vs {}", cached.text, fresh.text);
     assert!(answers.iter().all(|a| a.state.is_ok()), "{answers:?}");
 }
+
+/// The embedded code LLM's worked examples are read once and kept, so however long they
+/// grow they never crowd a program out: every realistic program's first question (the
+/// page's first step into) fits the engine's context, and so does a question far into
+/// its run, with the whole program and at least its last state in the prompt.
+#[tokio::test]
+async fn every_realistic_program_fits_the_embedded_llms_prompt_after_its_worked_examples() {
+    use replayground_server::neural::in_context::{DEFAULT_MAX_TRAJECTORY_TOKENS, locate};
+    use replayground_server::neural::predict::{self, Question};
+    use replayground_server::neural::service::LoadedModel;
+    use replayground_shared::{Action, Stop};
+    use std::collections::BTreeSet;
+
+    let path = locate("qwen-0.5b").expect("`cargo xtask setup` installs the embedded model");
+    let engine = replayground_server::neural::load_engine(
+        &path.to_string_lossy(),
+        &candle_core::Device::Cpu,
+        DEFAULT_MAX_TRAJECTORY_TOKENS,
+    )
+    .unwrap();
+    let model = LoadedModel::new(engine);
+    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
+    let programs = realistic_programs();
+    assert!(programs.len() >= 40);
+    for program in programs {
+        let trace = tracer.trace(&program.source, "").await.unwrap();
+        let first = predict::prepare_first_step(&model, trace.clone(), &program.source)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", program.name));
+        assert!(
+            first
+                .prompt()
+                .contains(program.source.trim_end().lines().last().unwrap())
+        );
+        let tree = replayground_shared::StateTree::new(trace.clone()).unwrap();
+        let mut at = tree.initial_stop();
+        for _ in 0..30 {
+            let next = tree.step(at, Action::StepInto, &mut BTreeSet::new());
+            if next == at || next == Stop::End {
+                break;
+            }
+            at = next;
+        }
+        let question = Question {
+            at_event: at.event().unwrap_or(tree.len()) as u32,
+            action: Action::StepOver,
+            samples: 1,
+            breakpoints: BTreeSet::new(),
+        };
+        if tree.step(at, Action::StepOver, &mut BTreeSet::new()) != at {
+            predict::prepare(&model, trace, &program.source, question)
+                .unwrap_or_else(|e| panic!("{} at {at:?}: {e:?}", program.name));
+        }
+    }
+}

@@ -219,9 +219,10 @@ pub struct EvalArgs {
     /// real: the seed of program i's action script is SEED + i.
     #[arg(long, value_name = "SEED", default_value_t = 1)]
     pub program_seed: u64,
-    /// Code LLMs in context: the longest prompt read (earlier states are left out).
-    #[arg(long, default_value_t = super::in_context::DEFAULT_MAX_PROMPT_TOKENS)]
-    pub max_prompt_tokens: usize,
+    /// Code LLMs in context: the longest trajectory (program, states, action) read after
+    /// the worked examples, in tokens; a longer one loses its earliest states.
+    #[arg(long, default_value_t = super::in_context::DEFAULT_MAX_TRAJECTORY_TOKENS)]
+    pub max_trajectory_tokens: usize,
     /// CruxEval: samples per problem (pass@k with k = samples; more than 1 needs --temperature).
     #[arg(long, default_value_t = 1)]
     pub samples: usize,
@@ -544,7 +545,7 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
     let runs = Arc::new(runs);
     let mut reports = Vec::new();
     for spec in &args.models {
-        let engine = super::load_engine(spec, &device, args.max_prompt_tokens)?;
+        let engine = super::load_engine(spec, &device, args.max_trajectory_tokens)?;
         bar.reset();
         bar.set_message(engine.name());
         let report = match &trajectories {

@@ -1,10 +1,11 @@
 //! A code LLM as the neural debugger, prompted in context.
 //!
 //! Qwen2.5-Coder has never seen the trace language, so the prompt teaches it: a short
-//! description, four worked examples written by the real tracer (calls and returns;
+//! description, five worked examples written by the real tracer (calls and returns;
 //! `step_return` from a call, over a comprehension's frame, to the `return` line with
 //! every local's final value; a breakpoint, `continue` and an exception; a trajectory
-//! written backwards), then the program and its states so far. The answer is decoded under the same grammar and
+//! written backwards; imports, a class body, `__init__` and a generator's yield and
+//! resume), then the program and its states so far. The answer is decoded under the same grammar and
 //! bounds as the from-scratch model's ([`decode_state_line`]), so every finished answer
 //! parses and names only lines, frames and variables the program can have.
 //!
@@ -28,9 +29,11 @@ use super::infer::{
     numbered_listing, token_bytes,
 };
 
-/// Prompts longer than this lose their earliest states: reading a long prompt costs
-/// more on a CPU than the few states it would add are worth.
-pub const DEFAULT_MAX_PROMPT_TOKENS: usize = 3_072;
+/// Trajectories (the program, its states so far and the action) longer than this lose
+/// their earliest states: reading a long trajectory costs more on a CPU than the few states
+/// it would add are worth. The header before it (instructions and worked examples) does
+/// not count: it is read once and kept ([`Engine::warm_up`]), however long it grows.
+pub const DEFAULT_MAX_TRAJECTORY_TOKENS: usize = 1_024;
 
 const SYSTEM: &str = "You are a Python debugger. You predict exactly what the program's state \
 is after each debugger action, in the trace language.";
@@ -51,13 +54,14 @@ statement it runs, with every global), <|breakpoint|>N (break at line N, then co
 is the module's call, 1 its first line, and every line, call, return and exception after \
 that counts one). After <|inverse|>, the states run backwards and reverse actions lead to \
 the previous state; from <|end|>, the first is the module's return.\n\
-Four traces written by the real tracer:";
+Five traces written by the real tracer:";
 
-pub const EXAMPLES: [&str; 4] = [
+pub const EXAMPLES: [&str; 5] = [
     include_str!("examples/forward.trace"),
     include_str!("examples/step_return.trace"),
     include_str!("examples/breakpoint.trace"),
     include_str!("examples/inverse.trace"),
+    include_str!("examples/classes.trace"),
 ];
 
 /// The chat turns before the trajectory: the assistant's answer is the trajectory.
@@ -78,7 +82,9 @@ pub struct InContextDebugger {
     llm: LocalLlm,
     token_bytes: Vec<Vec<u8>>,
     header: String,
-    max_prompt_tokens: usize,
+    /// The header's length in tokens: the prompt's budget is this plus `max_trajectory_tokens`.
+    header_tokens: usize,
+    max_trajectory_tokens: usize,
     /// The last prompts read: the next one (the same program with one more state, or
     /// another program after the same header) reads only what they did not hold.
     prompts: PromptCache,
@@ -87,26 +93,34 @@ pub struct InContextDebugger {
 impl InContextDebugger {
     /// Loads a GGUF file (weights on `device`).
     pub fn load(path: &Path, device: &Device) -> anyhow::Result<Self> {
-        Ok(Self::new(LocalLlm::load(path, device)?))
+        Self::new(LocalLlm::load(path, device)?)
     }
 
     /// Wraps a loaded model (shared with its other users: the weights are not copied).
-    pub fn new(llm: LocalLlm) -> Self {
+    pub fn new(llm: LocalLlm) -> anyhow::Result<Self> {
         let token_bytes = token_bytes(llm.tokenizer(), AddedTokens::Refused);
-        Self {
+        let header = header();
+        let header_tokens = llm.encode(&header)?.len();
+        Ok(Self {
             llm,
             token_bytes,
-            header: header(),
-            max_prompt_tokens: DEFAULT_MAX_PROMPT_TOKENS,
+            header,
+            header_tokens,
+            max_trajectory_tokens: DEFAULT_MAX_TRAJECTORY_TOKENS,
             prompts: PromptCache::new(2),
-        }
+        })
     }
 
-    /// Sets the longest prompt read (at least 512 tokens).
+    /// Sets the longest trajectory read after the header (at least 256 tokens).
     #[must_use]
-    pub fn with_max_prompt_tokens(mut self, tokens: usize) -> Self {
-        self.max_prompt_tokens = tokens.max(512);
+    pub fn with_max_trajectory_tokens(mut self, tokens: usize) -> Self {
+        self.max_trajectory_tokens = tokens.max(256);
         self
+    }
+
+    /// The longest prompt read: the header and the longest trajectory.
+    fn max_prompt_tokens(&self) -> usize {
+        self.header_tokens + self.max_trajectory_tokens
     }
 
     /// The cache and logits after `ids`, reading only what the prompts before it did not hold.
@@ -161,13 +175,13 @@ impl Engine for InContextDebugger {
     }
 
     fn context(&self) -> usize {
-        // The prompt is capped at `max_prompt_tokens`; the answer needs room after it.
-        (self.max_prompt_tokens + 512).min(self.llm.model().hparams.context_length)
+        // The prompt is capped at `max_prompt_tokens()`; the answer needs room after it.
+        (self.max_prompt_tokens() + 512).min(self.llm.model().hparams.context_length)
     }
 
     fn prompt(&self, prefix: &Trajectory, action: Action, _sampling: &Sampling) -> anyhow::Result<String> {
         let preamble = self.frame().preamble(&prefix.code);
-        fitted_prompt(prefix, action, &preamble, self.max_prompt_tokens, &|text| {
+        fitted_prompt(prefix, action, &preamble, self.max_prompt_tokens(), &|text| {
             self.count_tokens(text)
         })
     }

@@ -39,14 +39,18 @@ use candle_core::Device;
 /// take it: a model folder trained by this pipeline, a catalogued code LLM prompted in
 /// context (`qwen-0.5b`, `qwen-1.5b`), or `gguf:FILE` / a `.gguf` file; any of them
 /// with `+steps` answers multi-event actions one event at a time ([`stepwise`]).
-pub fn load_engine(spec: &str, device: &Device, max_prompt_tokens: usize) -> anyhow::Result<Box<dyn infer::Engine>> {
+pub fn load_engine(
+    spec: &str,
+    device: &Device,
+    max_trajectory_tokens: usize,
+) -> anyhow::Result<Box<dyn infer::Engine>> {
     if let Some(inner) = spec.strip_suffix(stepwise::SUFFIX) {
-        let inner = load_engine(inner, device, max_prompt_tokens)?;
+        let inner = load_engine(inner, device, max_trajectory_tokens)?;
         return Ok(Box::new(stepwise::Stepwise::new(inner)));
     }
     let gguf = |path: &Path| -> anyhow::Result<Box<dyn infer::Engine>> {
         Ok(Box::new(
-            in_context::InContextDebugger::load(path, device)?.with_max_prompt_tokens(max_prompt_tokens),
+            in_context::InContextDebugger::load(path, device)?.with_max_trajectory_tokens(max_trajectory_tokens),
         ))
     };
     if let Some(path) = spec.strip_prefix("gguf:") {

@@ -250,7 +250,7 @@ fn load_model(dir: &Path) -> anyhow::Result<Box<dyn Engine>> {
     let mut engine = crate::load_engine(
         &dir.to_string_lossy(),
         &candle_core::Device::Cpu,
-        crate::in_context::DEFAULT_MAX_PROMPT_TOKENS,
+        crate::in_context::DEFAULT_MAX_TRAJECTORY_TOKENS,
     )?;
     engine.warm_up()?;
     Ok(engine)
