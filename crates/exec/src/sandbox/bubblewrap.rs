@@ -378,19 +378,46 @@ impl Sandbox for Bubblewrap {
     }
 }
 
-/// Waits for the processes of `uid` to disappear (the pid namespace tears down a moment
-/// after bwrap exits), then kills whatever is left. Returns how many were left.
+/// How long the processes of a finished job may go without one of them exiting, while
+/// none is being killed, before those left count as strays.
+const TEARDOWN_STALL: Duration = Duration::from_secs(1);
+/// The longest a teardown is waited for while it makes progress or a process of it is
+/// being killed.
+const TEARDOWN_LIMIT: Duration = Duration::from_secs(15);
+
+/// Waits for the processes of `uid` to disappear, then kills whatever is left. Returns how
+/// many had outlived the sandbox: left at the end and not being killed.
+///
+/// The program is pid 1 of its namespace in a session of its own, so the kill of bwrap's
+/// process group reaches it only as bwrap's death signal: it has a SIGKILL pending, and
+/// when it runs and exits the kernel kills the rest of the namespace. On a loaded machine
+/// that can take seconds, during which a fork bomb's other processes still run; so the
+/// wait goes on while any process is being killed or one has exited within
+/// [`TEARDOWN_STALL`].
 async fn sweep_uid(uid: u32) -> usize {
     tokio::task::spawn_blocking(move || {
         let started = Instant::now();
-        let mut left = posix::processes_of_uid(uid);
-        while !left.is_empty() && started.elapsed() < Duration::from_secs(1) {
+        let mut left = posix::uid_processes(uid);
+        let mut progress = Instant::now();
+        while !left.is_empty() && started.elapsed() < TEARDOWN_LIMIT {
+            if progress.elapsed() >= TEARDOWN_STALL && !left.iter().any(|p| p.dying) {
+                break;
+            }
             std::thread::sleep(Duration::from_millis(10));
-            left = posix::processes_of_uid(uid);
+            let now = posix::uid_processes(uid);
+            if now.len() < left.len() {
+                progress = Instant::now();
+            }
+            left = now;
         }
-        let stray = left.len();
-        if stray > 0 {
-            tracing::warn!(uid, stray, "processes outlived their sandbox; killing them");
+        let stray = left.iter().filter(|p| !p.dying).count();
+        if !left.is_empty() {
+            tracing::warn!(
+                uid,
+                stray,
+                dying = left.len() - stray,
+                "processes outlived their sandbox; killing them"
+            );
             for _ in 0..50 {
                 if let Err(e) = posix::kill_all_of_uid(uid) {
                     tracing::error!(uid, "could not kill the sandbox uid's processes: {e}");

@@ -167,30 +167,125 @@ pub(crate) fn kill_all_of_uid(uid: u32) -> io::Result<()> {
 
 /// Pids of live (not zombie) processes whose real uid is `uid`, from /proc.
 pub(crate) fn processes_of_uid(uid: u32) -> Vec<u32> {
+    uid_processes(uid).into_iter().map(|p| p.pid).collect()
+}
+
+/// A live process of a sandbox uid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UidProcess {
+    pub pid: u32,
+    /// A SIGKILL is pending: the kernel tears it down as soon as it is scheduled.
+    pub dying: bool,
+}
+
+/// The live (not zombie) processes whose real uid is `uid`, from /proc.
+pub(crate) fn uid_processes(uid: u32) -> Vec<UidProcess> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    let mut pids = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
-            continue;
-        };
-        let mut real_uid = None;
-        let mut zombie = false;
-        for line in status.lines() {
-            if let Some(state) = line.strip_prefix("State:") {
-                zombie = state.trim_start().starts_with('Z');
-            } else if let Some(uids) = line.strip_prefix("Uid:") {
-                real_uid = uids.split_whitespace().next().and_then(|u| u.parse::<u32>().ok());
-                break;
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let status = ProcStatus::parse(&std::fs::read_to_string(entry.path().join("status")).ok()?);
+            if status.real_uid != Some(uid) || status.zombie {
+                return None;
+            }
+            // A process that has taken its SIGKILL off the pending set is exiting.
+            let exiting = || {
+                std::fs::read_to_string(entry.path().join("stat"))
+                    .is_ok_and(|stat| stat_flags(&stat).is_some_and(|flags| flags & PF_EXITING != 0))
+            };
+            Some(UidProcess {
+                pid,
+                dying: status.killed || exiting(),
+            })
+        })
+        .collect()
+}
+
+/// The kernel's flag for a task in `do_exit` (include/linux/sched.h).
+const PF_EXITING: u64 = 0x4;
+
+/// The flags field of `/proc/PID/stat` (the 9th; the command name before it is in
+/// parentheses and may hold spaces).
+fn stat_flags(stat: &str) -> Option<u64> {
+    stat.rsplit_once(')')?.1.split_whitespace().nth(6)?.parse().ok()
+}
+
+/// What `/proc/PID/status` says about a process that matters to a sweep.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ProcStatus {
+    real_uid: Option<u32>,
+    zombie: bool,
+    /// SIGKILL is in the thread's or the thread group's pending set.
+    killed: bool,
+}
+
+impl ProcStatus {
+    fn parse(status: &str) -> Self {
+        const SIGKILL_BIT: u64 = 1 << (libc::SIGKILL - 1);
+        let mut parsed = Self::default();
+        for (key, value) in status.lines().filter_map(|line| line.split_once(':')) {
+            let value = value.trim();
+            match key {
+                "State" => parsed.zombie = value.starts_with('Z'),
+                "Uid" => parsed.real_uid = value.split_whitespace().next().and_then(|u| u.parse().ok()),
+                "SigPnd" | "ShdPnd" => {
+                    parsed.killed |= u64::from_str_radix(value, 16).is_ok_and(|mask| mask & SIGKILL_BIT != 0);
+                }
+                _ => {}
             }
         }
-        if real_uid == Some(uid) && !zombie {
-            pids.push(pid);
-        }
+        parsed
     }
-    pids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_tells_the_uid_a_zombie_and_a_pending_sigkill() {
+        let status = |state: &str, sigpnd: &str, shdpnd: &str| {
+            format!(
+                "Name:\tpython3\nState:\t{state}\nTgid:\t7\nUid:\t61001\t61001\t61001\t61001\nGid:\t61001\t61001\t61001\t61001\nSigQ:\t1/31\nSigPnd:\t{sigpnd}\nShdPnd:\t{shdpnd}\nSigBlk:\t0000000000000000\n"
+            )
+        };
+        let running = ProcStatus::parse(&status("R (running)", "0000000000000000", "0000000000000000"));
+        assert_eq!(
+            running,
+            ProcStatus {
+                real_uid: Some(61001),
+                zombie: false,
+                killed: false
+            }
+        );
+        // SIGKILL is signal 9: bit 8 of either pending mask.
+        assert!(ProcStatus::parse(&status("R (running)", "0000000000000100", "0000000000000000")).killed);
+        assert!(ProcStatus::parse(&status("S (sleeping)", "0000000000000000", "0000000000000102")).killed);
+        // SIGTERM (15) and SIGINT (2) pending are not a kill.
+        assert!(!ProcStatus::parse(&status("S (sleeping)", "0000000000004002", "0000000000000000")).killed);
+        assert!(ProcStatus::parse(&status("Z (zombie)", "0000000000000000", "0000000000000000")).zombie);
+        assert_eq!(ProcStatus::parse("garbage"), ProcStatus::default());
+    }
+
+    #[test]
+    fn the_flags_of_a_stat_line_are_its_ninth_field() {
+        let stat = "4242 (a (weird) name) R 1 4242 4242 0 -1 4194564 120 0 0 0 3 1 0 0 20 0 1 0";
+        assert_eq!(stat_flags(stat), Some(4_194_564));
+        assert_ne!(stat_flags(stat).unwrap() & PF_EXITING, 0);
+        assert_eq!(stat_flags("garbage"), None);
+        let me = std::fs::read_to_string("/proc/self/stat").unwrap();
+        assert_eq!(stat_flags(&me).map(|f| f & PF_EXITING), Some(0));
+    }
+
+    #[test]
+    fn this_process_is_live_and_not_dying() {
+        let me = std::process::id();
+        // SAFETY: getuid touches no memory.
+        let uid = unsafe { libc::getuid() };
+        let found = uid_processes(uid).into_iter().find(|p| p.pid == me);
+        assert_eq!(found, Some(UidProcess { pid: me, dying: false }));
+    }
 }
