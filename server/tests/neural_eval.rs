@@ -457,11 +457,10 @@ async fn every_realistic_program_fits_the_embedded_llms_prompt_after_its_worked_
     )
     .unwrap();
     let model = LoadedModel::new(engine);
-    let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
-    let programs = realistic_programs();
-    assert!(programs.len() >= 40);
-    for program in programs {
-        let trace = tracer.trace(&program.source, "").await.unwrap();
+    let runs = realistic_runs().await;
+    assert!(runs.len() >= 40);
+    for (program, tree) in runs {
+        let trace = tree.trace().clone();
         let first = predict::prepare_first_step(&model, trace.clone(), &program.source)
             .unwrap_or_else(|e| panic!("{}: {e:?}", program.name));
         assert!(
@@ -469,7 +468,6 @@ async fn every_realistic_program_fits_the_embedded_llms_prompt_after_its_worked_
                 .prompt()
                 .contains(program.source.trim_end().lines().last().unwrap())
         );
-        let tree = replayground_shared::StateTree::new(trace.clone()).unwrap();
         let mut at = tree.initial_stop();
         for _ in 0..30 {
             let next = tree.step(at, Action::StepInto, &mut BTreeSet::new());

@@ -174,7 +174,8 @@ pub(crate) fn processes_of_uid(uid: u32) -> Vec<u32> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct UidProcess {
     pub pid: u32,
-    /// A SIGKILL is pending: the kernel tears it down as soon as it is scheduled.
+    /// Being killed: a SIGKILL is pending (the kernel tears it down as soon as it is
+    /// scheduled) or it is already in `do_exit`.
     pub dying: bool,
 }
 
