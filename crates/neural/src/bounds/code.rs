@@ -159,15 +159,7 @@ impl CodeFacts {
             return None;
         }
         let source = code.as_bytes();
-        let code_lines = code
-            .lines()
-            .zip(1u32..)
-            .filter(|(text, _)| {
-                let text = text.trim();
-                !text.is_empty() && !text.starts_with('#')
-            })
-            .map(|(_, n)| n)
-            .collect();
+        let code_lines = flow::span(root);
         let mut scopes = vec![Scope {
             name: MODULE.to_owned(),
             first: 1,

@@ -23,8 +23,29 @@ fn union(a: Lines, b: Lines) -> Lines {
     Some(a)
 }
 
+/// The lines of `node` where an event can fire: those where one of its tokens starts.
+/// Python places a string at its first line, so a line that only continues a string (a
+/// triple-quoted string's later lines, its closing quotes) never fires, nor does a comment's.
 pub(super) fn span(node: Node<'_>) -> BTreeSet<u32> {
-    (line_of(node.start_position().row)..=line_of(node.end_position().row)).collect()
+    let (first, last) = (node.start_position().row, node.end_position().row);
+    if first == last {
+        return BTreeSet::from([line_of(first)]);
+    }
+    let mut lines = BTreeSet::new();
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "string_content" | "string_end" | "comment" => {}
+            _ if node.child_count() == 0 => {
+                lines.insert(line_of(node.start_position().row));
+            }
+            _ => {
+                let mut cursor = node.walk();
+                stack.extend(node.children(&mut cursor));
+            }
+        }
+    }
+    lines
 }
 
 /// The lines of a statement or header that can fire again after one of them: all of

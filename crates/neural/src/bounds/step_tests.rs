@@ -423,3 +423,23 @@ fn a_breakpoint_elsewhere_stops_no_step_into_and_no_step_over_a_statement_that_c
     }
     assert!(super::Bounds::after(&prefix, Action::Continue).admits(again));
 }
+
+#[test]
+fn a_line_that_only_continues_a_string_never_fires() {
+    // Python places a string at its first line: the assignment fires once, on line 1.
+    let code = "raw = \"\"\"a\nb\n\"\"\"\n\n\ndef parse(t):\n    return t\n";
+    let into = after_one(code, "<|line|>1 0 <module> <|vars|>{}", Action::StepInto);
+    assert!(into.admits(r#"<|line|>6 0 <module> <|vars|>{"raw":"'a\\nb\\n'"}"#));
+    assert!(
+        !into.admits("<|line|>1 0 <module> <|vars|>{}"),
+        "the statement does not fire again"
+    );
+    assert!(
+        !into.admits("<|line|>2 0 <module> <|vars|>{}"),
+        "a string's second line"
+    );
+    assert!(!into.admits("<|line|>3 0 <module> <|vars|>{}"), "its closing quotes");
+    // An f-string's replacement field on a later line is code, and may fire.
+    let tree = replayground_exec::python::parse("x = f\"\"\"a\\n{\n1 +\n 2}b\n\"\"\"\n").expect("parses");
+    assert_eq!(super::flow::span(tree.root_node()), BTreeSet::from([1, 2, 3]));
+}
