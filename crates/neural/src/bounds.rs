@@ -30,6 +30,7 @@ mod code;
 mod computed;
 mod constants;
 mod decide;
+mod depths;
 mod effects;
 mod evaluate;
 mod flow;
@@ -403,7 +404,8 @@ impl Bounds {
                     let depth_fits = if scope.name == MODULE {
                         shape.admits_depth(0)
                     } else {
-                        shape.max_depth.is_none_or(|max| max >= shape.min_depth.max(1))
+                        let min = shape.min_depth.max(1);
+                        shape.max_depth.is_none_or(|max| max >= min) && scope.runs_at_depth(min, shape.max_depth)
                     };
                     runs && depth_fits && shape.admits_scope(scope)
                 })
@@ -450,6 +452,7 @@ impl Bounds {
             .scopes
             .iter()
             .filter(|s| self.scope_stops(facts, s, event, line) && (s.name == MODULE) == (depth == 0))
+            .filter(|s| s.runs_at_depth(depth, Some(depth)))
             .filter(|scope| shapes.iter().any(|s| s.admits_scope(scope)))
             .map(|s| s.name.as_str())
             .collect();

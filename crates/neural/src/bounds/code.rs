@@ -9,6 +9,7 @@ use tree_sitter::Node;
 
 use super::body::Body;
 use super::constants::constant_globals;
+use super::depths;
 use super::effects::{self, Effects, Program};
 use super::flow;
 use super::names::{
@@ -59,6 +60,9 @@ pub(super) struct Scope {
     /// A function's top-level statements: by an event in one (not the call), each before
     /// it has run to its end in that activation, whatever loops and branches it holds.
     pub(super) statements: Option<Body>,
+    /// The depths its frames can run at, where the calls in the text tell
+    /// ([`super::depths::depths`]).
+    pub(super) depths: Option<BTreeSet<u32>>,
 }
 
 /// What kind of code a scope is.
@@ -86,6 +90,13 @@ pub(super) struct CallNames {
 }
 
 impl Scope {
+    /// Whether a frame of it can run at some depth from `min` to `max` (no end: `None`).
+    pub(super) fn runs_at_depth(&self, min: u32, max: Option<u32>) -> bool {
+        self.depths
+            .as_ref()
+            .is_none_or(|d| d.range(min..=max.unwrap_or(u32::MAX)).next().is_some())
+    }
+
     pub(super) fn holds(&self, line: u32) -> bool {
         (self.first..=self.last).contains(&line)
     }
@@ -173,6 +184,7 @@ impl CodeFacts {
             call: None,
             body: None,
             statements: None,
+            depths: None,
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
@@ -182,6 +194,10 @@ impl CodeFacts {
         narrow_to_bindings(root, source, &mut scopes, &declared, &globals);
         let (mut program, everything) = Program::new(root, source);
         program::add_values(&mut program, &everything, root, source);
+        let found = depths::depths(root, source, &scopes, &program);
+        for (scope, depths) in scopes.iter_mut().zip(found) {
+            scope.depths = depths;
+        }
         let top_level = Body::of(root, source);
         let classes = (!code.contains("__repr__")).then(|| class_qualnames(root, source));
         let renames = ["__qualname__", "__module__", "sys.modules", "import __main__"];
@@ -556,6 +572,7 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 call,
                 body: None,
                 statements: None,
+                depths: None,
             });
         }
         let mut cursor = node.walk();
