@@ -3,10 +3,12 @@
 //! A frame's depth is its caller's plus one. The module runs at depth 0; a comprehension
 //! and a class body run in the frame that reaches them; a top-level function that is only
 //! ever called by its name (never handed around as a value, never recursive, through any
-//! chain of calls) runs one deeper than each frame that calls it. `to_roman` called only
-//! in a dict comprehension at module level runs at depth 2, never 1. Everything else (a
-//! method, a lambda, a generator's frame, whoever a function handed out is called by, a
-//! function that recurses) is not bounded.
+//! chain of calls) runs one deeper than each frame that calls it, and so does a method
+//! of a top-level class of the program's own that only `obj.name(...)` calls (no other
+//! scope shares its name, no library class is a base that could call it by name).
+//! `to_roman` called only in a dict comprehension at module level runs at depth 2, never 1.
+//! Everything else (a special method, a lambda, a generator's frame, whoever a function
+//! handed out is called by, a function that recurses) is not bounded.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -16,6 +18,7 @@ use super::code::{MODULE, Scope, ScopeKind};
 use super::effects::Program;
 use super::flow::field;
 use super::line_of;
+use super::program::PROTOCOL_METHODS;
 
 /// Text that can call a function without its name in a call: `getattr(module, "f")`,
 /// `globals()["f"]()`, the module object. A program holding any is not bounded.
@@ -35,6 +38,7 @@ pub(super) fn depths(root: Node<'_>, source: &[u8], scopes: &[Scope], program: &
     let text = String::from_utf8_lossy(source);
     let mut graph = Graph {
         plain: &program.plain_functions,
+        methods: methods(root, source, scopes),
         parent: vec![None; scopes.len()],
         callers: HashMap::new(),
         escaped: HashSet::new(),
@@ -42,8 +46,9 @@ pub(super) fn depths(root: Node<'_>, source: &[u8], scopes: &[Scope], program: &
     };
     if INDIRECT.iter().any(|t| text.contains(t)) {
         graph.escaped.extend(program.plain_functions.iter().cloned());
+        graph.escaped.extend(graph.methods.iter().cloned());
     } else {
-        graph.walk(root, source, scopes, &program.plain_functions);
+        graph.walk(root, source, scopes);
     }
     let mut memo = HashMap::new();
     (0..scopes.len())
@@ -55,6 +60,8 @@ struct Graph<'p> {
     /// The program's plain functions ([`Program::plain_functions`]): names that can only
     /// mean one top-level `def`, whose every call the tracer sees.
     plain: &'p HashSet<String>,
+    /// Methods only ever called as `obj.name(...)` ([`methods`]).
+    methods: HashSet<String>,
     /// The scope each scope's frame is reached from, where it runs where it is written.
     parent: Vec<Option<usize>>,
     /// For each plain function's name, the scopes whose frames call it by that name.
@@ -66,7 +73,7 @@ struct Graph<'p> {
 }
 
 impl Graph<'_> {
-    fn walk(&mut self, root: Node<'_>, source: &[u8], scopes: &[Scope], plain: &HashSet<String>) {
+    fn walk(&mut self, root: Node<'_>, source: &[u8], scopes: &[Scope]) {
         let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default();
         // Parts of a scope's node that run in the frame around it: a function's defaults
         // and annotations, a class's bases, a comprehension's first iterable.
@@ -98,10 +105,20 @@ impl Graph<'_> {
                     }
                 }
             }
-            if node.kind() == "identifier" && plain.contains(words(node)) {
-                let name = words(node).to_owned();
+            let name = words(node);
+            if node.kind() == "identifier" && (self.plain.contains(name) || self.methods.contains(name)) {
+                let name = name.to_owned();
                 let parent = node.parent();
-                let called = parent.is_some_and(|p| p.kind() == "call" && field(p, "function") == Some(node));
+                let called = if self.plain.contains(&name) {
+                    parent.is_some_and(|p| p.kind() == "call" && field(p, "function") == Some(node))
+                } else {
+                    parent.is_some_and(|p| {
+                        p.kind() == "attribute"
+                            && field(p, "attribute") == Some(node)
+                            && p.parent()
+                                .is_some_and(|c| c.kind() == "call" && field(c, "function") == Some(p))
+                    })
+                };
                 let defined =
                     parent.is_some_and(|p| p.kind() == "function_definition" && field(p, "name") == Some(node));
                 if called {
@@ -140,8 +157,10 @@ impl Graph<'_> {
                 .and_then(|p| self.depths(p, scopes, memo, visiting))
                 .map(deeper),
             ScopeKind::Function
-                if self.parent[index] == Some(0)
-                    && self.plain.contains(&scope.name)
+                if (self.parent[index] == Some(0) && self.plain.contains(&scope.name)
+                    || self.parent[index]
+                        .is_some_and(|p| scopes[p].kind == ScopeKind::Class && self.parent[p] == Some(0))
+                        && self.methods.contains(&scope.name))
                     && !self.escaped.contains(&scope.name)
                     && scopes.iter().filter(|s| s.name == scope.name).count() == 1 =>
             {
@@ -165,6 +184,78 @@ impl Graph<'_> {
         }
         found
     }
+}
+
+/// The names of methods whose every call shows as `obj.name(...)`: `def`s, undecorated and
+/// not generators, in the body of a top-level class whose bases are the program's own such
+/// classes (a library base may call a method by name: `run`, `visit_Name`, `default`),
+/// undecorated but for `dataclass`, with a name no other scope has that is neither a
+/// special method (an operator, a builtin or a class call runs those) nor one the standard
+/// library calls on what it is handed.
+fn methods(root: Node<'_>, source: &[u8], scopes: &[Scope]) -> HashSet<String> {
+    let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default();
+    let mut own: HashMap<&str, Node<'_>> = HashMap::new();
+    let mut cursor = root.walk();
+    for node in root.named_children(&mut cursor) {
+        let class = match node.kind() {
+            "class_definition" => node,
+            "decorated_definition" => match field(node, "definition") {
+                Some(d) if d.kind() == "class_definition" => d,
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let mut decorators = node.walk();
+        let dataclass_at_most = node
+            .named_children(&mut decorators)
+            .filter(|d| d.kind() == "decorator")
+            .all(|d| {
+                words(d)
+                    .trim_start_matches('@')
+                    .trim_start_matches("dataclasses.")
+                    .starts_with("dataclass")
+            });
+        if dataclass_at_most && let Some(name) = field(class, "name") {
+            own.insert(words(name), class);
+        }
+    }
+    // A class counts once every base does: grow the set until it stops.
+    let mut plain: HashSet<&str> = HashSet::new();
+    loop {
+        let before = plain.len();
+        for (&name, &class) in &own {
+            let bases_own = field(class, "superclasses").is_none_or(|bases| {
+                let mut cursor = bases.walk();
+                bases
+                    .named_children(&mut cursor)
+                    .all(|b| b.kind() == "identifier" && (words(b) == "object" || plain.contains(words(b))))
+            });
+            if bases_own {
+                plain.insert(name);
+            }
+        }
+        if plain.len() == before {
+            break;
+        }
+    }
+    let mut names = HashSet::new();
+    for name in plain {
+        let Some(body) = field(own[name], "body") else { continue };
+        let mut cursor = body.walk();
+        for def in body
+            .named_children(&mut cursor)
+            .filter(|d| d.kind() == "function_definition")
+        {
+            let method = words(field(def, "name").unwrap_or(def));
+            let special = method.starts_with("__") && method.ends_with("__");
+            let mut same = scopes.iter().filter(|s| s.name == method);
+            let alone = same.next().is_some_and(|s| !s.generator) && same.next().is_none();
+            if !special && alone && !PROTOCOL_METHODS.contains(&method) {
+                names.insert(method.to_owned());
+            }
+        }
+    }
+    names
 }
 
 /// The index in `scopes` of the scope `node` starts, if it starts one: `Err` with every
@@ -222,6 +313,31 @@ mod tests {
     }
 
     #[test]
+    fn a_method_only_called_by_attribute_runs_one_deeper_than_its_callers() {
+        let code = "class Heap:\n    def __init__(self):\n        self.items = []\n\n    def push(self, v):\n        self.items.append(v)\n        self.fix()\n\n    def fix(self):\n        return len(self.items)\n\n\nh = Heap()\nfor v in [3, 1]:\n    h.push(v)\n";
+        assert_eq!(depths_of(code, "push"), Some(BTreeSet::from([1])));
+        assert_eq!(depths_of(code, "fix"), Some(BTreeSet::from([2])));
+        assert_eq!(depths_of(code, "__init__"), None, "a class call runs it");
+        // A library base may call a method by name; a method handed out may run anywhere.
+        let library = "import threading\n\n\nclass Worker(threading.Thread):\n    def run(self):\n        return 1\n\n\nWorker().start()\n";
+        assert_eq!(depths_of(library, "run"), None);
+        let handed =
+            "class A:\n    def key(self, x):\n        return -x\n\n\na = A()\nprint(sorted([1, 2], key=a.key))\n";
+        assert_eq!(depths_of(handed, "key"), None);
+        let overridden = "class A:\n    def f(self):\n        return 1\n\n\nclass B(A):\n    def f(self):\n        return 2\n\n\nB().f()\n";
+        assert!(
+            CodeFacts::new(overridden)
+                .expect("parses")
+                .scopes
+                .iter()
+                .filter(|s| s.name == "f")
+                .all(|s| s.depths.is_none())
+        );
+        let through_a_special_method = "class A:\n    def __len__(self):\n        return self.size()\n\n    def size(self):\n        return 0\n\n\nprint(len(A()))\n";
+        assert_eq!(depths_of(through_a_special_method, "size"), None);
+    }
+
+    #[test]
     fn what_recurses_or_is_handed_around_is_not_bounded() {
         let recursive = "def walk(n):\n    return walk(n - 1) if n else 0\n\n\nwalk(3)\n";
         assert_eq!(depths_of(recursive, "walk"), None);
@@ -234,8 +350,9 @@ mod tests {
         assert_eq!(depths_of(lambda, "inc"), None);
         let indirect = "def f():\n    return 1\n\n\nglobals()['f']()\n";
         assert_eq!(depths_of(indirect, "f"), None);
-        let method = "class A:\n    def f(self):\n        return 1\n\n\nA().f()\n";
-        assert_eq!(depths_of(method, "f"), None);
+        let nested = "def outer():\n    def inner():\n        return 1\n\n    return inner()\n\n\nouter()\n";
+        assert_eq!(depths_of(nested, "inner"), None, "a closure may be handed out");
+        assert_eq!(depths_of(nested, "outer"), Some(BTreeSet::from([1])));
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn values_of_code(root: Node<'_>, source: &[u8], program: &mut Program) {
 
 /// Methods the standard library calls by name on objects it is handed (files, mappings,
 /// iterators, generators, context managers, copies).
-const PROTOCOL_METHODS: [&str; 16] = [
+pub(super) const PROTOCOL_METHODS: [&str; 16] = [
     "write",
     "read",
     "readline",

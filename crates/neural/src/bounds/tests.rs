@@ -190,6 +190,12 @@ fn the_action_bounds_the_frame_depth_and_event() {
     );
     let over = Bounds::after(&trajectory(BANK, &with_break), Action::StepOver);
     assert!(
+        !over.admits(r#"<|line|>7 2 deposit <|vars|>{"self":"<__main__.Account object>","amount":"30"}"#),
+        "only the module calls deposit"
+    );
+    let paying = format!("{BANK}\n\ndef pay(a):\n    return a.deposit(30)\n");
+    let over = Bounds::after(&trajectory(&paying, &with_break), Action::StepOver);
+    assert!(
         over.admits(r#"<|line|>7 2 deposit <|vars|>{"self":"<__main__.Account object>","amount":"30"}"#),
         "a breakpoint stops a step in any frame"
     );
