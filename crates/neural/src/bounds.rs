@@ -568,7 +568,18 @@ fn shapes(
                 ..Shape::depths(0, 0, Events::LINE)
             }];
         }
-        return vec![Shape::depths(0, n.saturating_sub(1), Events::ANY)];
+        if n == 0 {
+            return vec![Shape::depths(0, 0, Events::ANY)];
+        }
+        // The module at a statement its earlier ones leave time to reach, or a frame below.
+        return vec![
+            Shape {
+                function: Some(MODULE.to_owned()),
+                lines: Some(facts.top_level.reached_by_event(n)),
+                ..Shape::depths(0, 0, Events::ANY)
+            },
+            Shape::depths(1, n - 1, Events::ANY),
+        ];
     }
     if direction == Direction::Inverse && one_back && from.event == StopKind::End {
         return vec![Shape {

@@ -2,7 +2,7 @@
 //! class body's (once), a function's (once per activation, its loops inside its
 //! statements). An event in one tells which statements have run and what they bound.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use tree_sitter::Node;
 
@@ -123,6 +123,27 @@ impl Body {
             .iter()
             .all(|s| s.cannot_raise && s.one_line)
             .then_some((statement.first, statement.last))
+    }
+
+    /// The lines of the statements whose first event can be the frame's event `n` or an
+    /// earlier one: each statement before one that compiles to something takes at least
+    /// one event, and those that each take exactly one (a line on one line that cannot
+    /// raise, from the first on) fire at their own number only (unless the last, where the
+    /// frame returns next).
+    pub(super) fn reached_by_event(&self, n: u32) -> BTreeSet<u32> {
+        let (mut before, mut straight) = (0_u32, true);
+        let mut lines = BTreeSet::new();
+        for (i, s) in self.0.iter().enumerate() {
+            if before >= n {
+                break;
+            }
+            straight &= s.cannot_raise && s.one_line && !s.silent;
+            if !straight || before + 1 == n || i + 1 == self.0.len() {
+                lines.extend(s.first..=s.last);
+            }
+            before += u32::from(!s.silent);
+        }
+        lines
     }
 
     /// Stepping back one event of this body's frame from a line event at `line`, the

@@ -443,3 +443,20 @@ fn a_line_that_only_continues_a_string_never_fires() {
     let tree = replayground_exec::python::parse("x = f\"\"\"a\\n{\n1 +\n 2}b\n\"\"\"\n").expect("parses");
     assert_eq!(super::flow::span(tree.root_node()), BTreeSet::from([1, 2, 3]));
 }
+
+#[test]
+fn a_jump_lands_where_the_statements_before_leave_time_to_reach() {
+    let code = "orders = [{'id': 1}, {'id': 2}]\nlimit = 3\n\n\ndef total(rows):\n    return len(rows)\n\n\nshipped = [r['id'] for r in orders]\ncount = total(orders)\nprint(count)\n";
+    let start = "<|line|>1 0 <module> <|vars|>{}";
+    let jump = after_one(code, start, Action::Jump(20));
+    assert!(!jump.admits(start), "line 1 runs once, as event 1");
+    assert!(
+        !jump.admits(r#"<|line|>2 0 <module> <|vars|>{"orders":"[{'id': 1}, {'id': 2}]"}"#),
+        "line 2 runs once, as event 2"
+    );
+    assert!(jump.admits(r#"<|line|>11 0 <module> <|vars|>{"orders":"[{'id': 1}, {'id': 2}]","limit":"3","total":"<function total>","shipped":"[1, 2]","count":"2"}"#));
+    assert!(jump.admits(r#"<|line|>6 1 total <|vars|>{"rows":"[{'id': 1}, {'id': 2}]"}"#));
+    // By event 4 the module cannot have reached its last statement: three come before it.
+    let early = after_one(code, start, Action::Jump(4));
+    assert!(!early.admits(r#"<|line|>11 0 <module> <|vars|>{"orders":"[{'id': 1}, {'id': 2}]","limit":"3","total":"<function total>","shipped":"[1, 2]","count":"2"}"#));
+}
