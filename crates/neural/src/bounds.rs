@@ -30,7 +30,6 @@ mod code;
 mod computed;
 mod constants;
 mod decide;
-mod depths;
 mod effects;
 mod evaluate;
 mod flow;

@@ -9,13 +9,14 @@ use tree_sitter::Node;
 
 use super::body::Body;
 use super::constants::constant_globals;
-use super::depths;
 use super::effects::{self, Effects, Program};
 use super::flow;
 use super::names::{
     Unbound, class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_names,
 };
 use super::program;
+
+mod depths;
 
 /// The name the module's frame carries.
 pub(super) const MODULE: &str = "<module>";
@@ -60,8 +61,7 @@ pub(super) struct Scope {
     /// A function's top-level statements: by an event in one (not the call), each before
     /// it has run to its end in that activation, whatever loops and branches it holds.
     pub(super) statements: Option<Body>,
-    /// The depths its frames can run at, where the calls in the text tell
-    /// ([`super::depths::depths`]).
+    /// The depths its frames can run at, where the calls tell ([`depths::depths`]).
     pub(super) depths: Option<BTreeSet<u32>>,
 }
 
@@ -114,7 +114,7 @@ impl Scope {
 pub struct CodeFacts {
     /// The module first, then every other scope in source order.
     pub(super) scopes: Vec<Scope>,
-    /// Lines holding something other than blanks and a comment.
+    /// Lines where a token starts, the only ones an event fires on ([`flow::span`]).
     pub(super) code_lines: BTreeSet<u32>,
     /// Whether a frame's names are bounded by its scope's identifiers.
     pub(super) names_known: bool,

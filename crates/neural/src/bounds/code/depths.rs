@@ -14,11 +14,11 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use super::code::{MODULE, Scope, ScopeKind};
-use super::effects::Program;
-use super::flow::field;
-use super::line_of;
-use super::program::PROTOCOL_METHODS;
+use super::{MODULE, Scope, ScopeKind};
+use crate::bounds::effects::Program;
+use crate::bounds::flow::field;
+use crate::bounds::line_of;
+use crate::bounds::program::PROTOCOL_METHODS;
 
 /// Text that can call a function without its name in a call: `getattr(module, "f")`,
 /// `globals()["f"]()`, the module object. A program holding any is not bounded.
@@ -288,8 +288,8 @@ mod tests {
 
     use replayground_shared::Action;
 
-    use super::super::code::CodeFacts;
-    use super::super::tests::after_one;
+    use crate::bounds::code::CodeFacts;
+    use crate::bounds::tests::after_one;
 
     fn depths_of(code: &str, name: &str) -> Option<BTreeSet<u32>> {
         let facts = CodeFacts::new(code).expect("parses");
