@@ -18,6 +18,8 @@ use super::program;
 
 mod depths;
 
+use depths::frame_name;
+
 /// The name the module's frame carries.
 pub(super) const MODULE: &str = "<module>";
 
@@ -516,19 +518,7 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
         if kind == "class_definition" && mangles(node, source) {
             *names_known = false;
         }
-        let scope_name = match kind {
-            "function_definition" | "class_definition" => node
-                .child_by_field_name("name")
-                .and_then(|n| n.utf8_text(source).ok())
-                .map(str::to_owned),
-            "lambda" => Some("<lambda>".to_owned()),
-            "list_comprehension" => Some("<listcomp>".to_owned()),
-            "set_comprehension" => Some("<setcomp>".to_owned()),
-            "dictionary_comprehension" => Some("<dictcomp>".to_owned()),
-            "generator_expression" => Some("<genexpr>".to_owned()),
-            _ => None,
-        };
-        if let Some(name) = scope_name {
+        if let Some(name) = frame_name(node, source).map(str::to_owned) {
             // A decorated function's frame starts at its first decorator.
             let outer = node
                 .parent()

@@ -258,18 +258,23 @@ fn methods(root: Node<'_>, source: &[u8], scopes: &[Scope]) -> HashSet<String> {
     names
 }
 
+/// The name the tracer gives a frame of the scope `node` starts, if it starts one.
+pub(super) fn frame_name<'s>(node: Node<'_>, source: &'s [u8]) -> Option<&'s str> {
+    match node.kind() {
+        "function_definition" | "class_definition" => node.child_by_field_name("name")?.utf8_text(source).ok(),
+        "lambda" => Some("<lambda>"),
+        "list_comprehension" => Some("<listcomp>"),
+        "set_comprehension" => Some("<setcomp>"),
+        "dictionary_comprehension" => Some("<dictcomp>"),
+        "generator_expression" => Some("<genexpr>"),
+        _ => None,
+    }
+}
+
 /// The index in `scopes` of the scope `node` starts, if it starts one: `Err` with every
 /// candidate where two scopes share its name and line.
 fn scope_of(node: Node<'_>, source: &[u8], scopes: &[Scope]) -> Option<Result<usize, Vec<usize>>> {
-    let name = match node.kind() {
-        "function_definition" | "class_definition" => field(node, "name")?.utf8_text(source).ok()?,
-        "lambda" => "<lambda>",
-        "list_comprehension" => "<listcomp>",
-        "set_comprehension" => "<setcomp>",
-        "dictionary_comprehension" => "<dictcomp>",
-        "generator_expression" => "<genexpr>",
-        _ => return None,
-    };
+    let name = frame_name(node, source)?;
     let header = line_of(node.start_position().row);
     let found: Vec<usize> = (scopes.iter().enumerate())
         .filter(|(_, s)| s.name != MODULE && s.name == name && s.header == header)
