@@ -197,7 +197,9 @@ impl Bounds {
             && from.depth == Some(0)
             && from.event == StopKind::Line
         {
-            bounds.module_back = from.line.and_then(|line| facts.top_level.ran_last_before(line));
+            bounds.module_back = from
+                .line
+                .and_then(|line| facts.top_level.ran_last_before(line, trace_lang::shown_vars(from)));
         }
         if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction) && since == Some(Direction::Forward))
             && let Some(mut kept) =
@@ -526,7 +528,13 @@ fn moves_forward(action: Action) -> bool {
 /// module's line event at a simple statement on one line, which has run nothing yet.
 fn module_statement_before(facts: &CodeFacts, from: &State) -> Option<u32> {
     let fresh = from.depth == Some(0) && from.event == StopKind::Line;
-    let before = fresh.then(|| facts.top_level.ran_last_before(from.line?)).flatten()?;
+    let before = fresh
+        .then(|| {
+            facts
+                .top_level
+                .ran_last_before(from.line?, trace_lang::shown_vars(from))
+        })
+        .flatten()?;
     facts.top_level.simple_line(before)
 }
 

@@ -41,6 +41,10 @@ pub(super) struct Statement {
     one_line: bool,
     /// It compiles to nothing an event fires on (a docstring, `pass`, `global`).
     silent: bool,
+    /// For a `for` loop over plain names that nothing in the text can unbind: the names
+    /// each of its iterations binds before the body runs. A line event on its header
+    /// that shows none of them is its first (the loop has not begun).
+    loop_targets: Vec<String>,
 }
 
 impl Statement {
@@ -57,6 +61,7 @@ pub(super) struct Body(pub(super) Vec<Statement>);
 impl Body {
     /// The statements directly under `node` (the module's root, or a class's block).
     pub(super) fn of(node: Node<'_>, source: &[u8]) -> Self {
+        let unbinds = may_unbind(node, source);
         let mut cursor = node.walk();
         let statements = node
             .named_children(&mut cursor)
@@ -83,6 +88,7 @@ impl Body {
                     || (s.kind() == "function_definition"
                         && s.child_by_field_name("parameters")
                             .is_some_and(|p| p.end_position().row == s.start_position().row)),
+                loop_targets: if unbinds { Vec::new() } else { loop_targets(s, source) },
             })
             .collect();
         Self(statements)
@@ -146,13 +152,18 @@ impl Body {
         lines
     }
 
-    /// Stepping back one event of this body's frame from a line event at `line`, the
-    /// first line of a simple statement on one line (which has run nothing yet): the
-    /// statement before it, which ran last, when it fires events of its own.
-    pub(super) fn ran_last_before(&self, line: u32) -> Option<usize> {
+    /// Stepping back one event of this body's frame from a line event at `line` whose
+    /// state shows `shown`, where the statement there has run nothing yet (the first line
+    /// of a simple statement on one line, or a `for` header before its first iteration
+    /// bound the loop's names): the statement before it, which ran last, when it fires
+    /// events of its own.
+    pub(super) fn ran_last_before(&self, line: u32, shown: &[(String, String)]) -> Option<usize> {
         let at = self.at(line)?;
         let statement = &self.0[at];
-        let fresh = statement.form == Form::Simple && statement.one_line && line == statement.first;
+        let unstarted_loop = line == statement.first
+            && !statement.loop_targets.is_empty()
+            && statement.loop_targets.iter().all(|t| shown.iter().all(|(n, _)| n != t));
+        let fresh = (statement.form == Form::Simple && statement.one_line && line == statement.first) || unstarted_loop;
         let previous = at.checked_sub(1)?;
         (fresh && !self.0[previous].silent).then_some(previous)
     }
@@ -181,5 +192,40 @@ impl Body {
             _ => 0,
         };
         self.0[..done].iter().flat_map(|s| s.certain.iter().map(String::as_str))
+    }
+}
+
+/// Whether a name the body binds could be unbound again: the text holds a `del`, or
+/// reaches a namespace as a value (`globals()`, `vars()`, `locals()`, `__dict__`,
+/// `sys.modules`).
+fn may_unbind(root: Node<'_>, source: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(source);
+    let reflective = ["globals", "vars", "locals", "__dict__", "modules", "exec", "eval"]
+        .iter()
+        .any(|word| text.contains(word));
+    let mut stack = vec![root];
+    let mut deletes = false;
+    while let Some(node) = stack.pop() {
+        deletes |= node.kind() == "delete_statement";
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    reflective || deletes
+}
+
+/// The names a `for` statement's target binds on each iteration, when they are plain
+/// names the tracer shows (`for k, v in …`), else none.
+fn loop_targets(statement: Node<'_>, source: &[u8]) -> Vec<String> {
+    let is_for = statement.kind() == "for_statement" && statement.child(0).is_some_and(|c| c.kind() == "for");
+    match statement.child_by_field_name("left") {
+        Some(left) if is_for && flow::plain_targets(left) => {
+            let names = effects::identifiers(left, source);
+            if names.iter().any(|n| hidden(n)) {
+                Vec::new()
+            } else {
+                names
+            }
+        }
+        _ => Vec::new(),
     }
 }

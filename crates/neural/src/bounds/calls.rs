@@ -7,7 +7,7 @@ use tree_sitter::Node;
 
 use super::code::{CodeFacts, Scope, ScopeKind};
 use super::effects::Program;
-use super::flow::{field, is_statement, named, normal_return_lines, span, statements_at};
+use super::flow::{field, is_statement, named, normal_return_lines, plain_targets, span, statements_at};
 use super::shape::{Events, Shape};
 use super::{line_of, runs_the_statement};
 
@@ -482,6 +482,8 @@ fn evaluated_first(node: Node<'_>, source: &[u8], program: &Program) -> First {
             let quiet = !program.implicit_calls && !callbacks;
             match callee {
                 Callee::Named(name) if program.plain_functions.contains(name) => First::Frame(name.to_owned(), None),
+                // It makes a generator object; its code runs at the first `next`.
+                Callee::Named(name) if program.generator_functions.contains(name) => First::Nothing,
                 Callee::Named(name) if let Some(&init) = program.class_inits.get(name) => {
                     First::Frame("__init__".to_owned(), Some(init))
                 }
@@ -539,15 +541,6 @@ fn header_on(root: Node<'_>, line: u32) -> Option<(Node<'_>, bool)> {
             }
         }
         node = child;
-    }
-}
-
-/// Whether a `for`'s targets are names only (no store into an object).
-fn plain_targets(node: Node<'_>) -> bool {
-    match node.kind() {
-        "identifier" => true,
-        "pattern_list" | "tuple_pattern" | "list_pattern" => named(node).into_iter().all(plain_targets),
-        _ => false,
     }
 }
 

@@ -88,6 +88,10 @@ pub(crate) struct Program {
     /// sees: bound once in the whole text, by a top-level `def` that is not decorated,
     /// `async` or a generator, and never a parameter.
     pub(crate) plain_functions: HashSet<String>,
+    /// Names that can only mean one generator function of the program, by the same rules
+    /// as [`Self::plain_functions`]: calling one runs none of its code (the frame starts
+    /// at the generator's first `next`).
+    pub(crate) generator_functions: HashSet<String>,
     /// Names that can only mean one class of the program whose call surely runs an
     /// `__init__` of the program first ([`class_inits`]): the line of that `def`.
     pub(crate) class_inits: HashMap<String, u32>,
@@ -159,17 +163,21 @@ impl Program {
         program.bound.extend(program.parameters.iter().cloned());
         collect(root, source, None, &program, &mut everything, true);
         let mut cursor = root.walk();
-        let plain = root.named_children(&mut cursor).filter(|node| {
+        let sole_defs = root.named_children(&mut cursor).filter(|node| {
             let name = text(node.child_by_field_name("name"), source);
             node.kind() == "function_definition"
                 && !text(Some(*node), source).starts_with("async")
-                && !yields(*node)
                 && everything.times_bound(name) == 1
                 && !program.bound.contains(name)
         });
-        program.plain_functions = plain
-            .map(|node| text(node.child_by_field_name("name"), source).to_owned())
-            .collect();
+        for def in sole_defs {
+            let name = text(def.child_by_field_name("name"), source).to_owned();
+            if yields(def) {
+                program.generator_functions.insert(name);
+            } else {
+                program.plain_functions.insert(name);
+            }
+        }
 
         program.bound.extend(everything.bindings.iter().map(|b| b.name.clone()));
         program.quiet_print = !program.implicit_calls

@@ -658,3 +658,12 @@ pub(super) fn cannot_raise(statement: Node<'_>) -> bool {
         _ => false,
     }
 }
+
+/// Whether a `for`'s targets are names only (no store into an object).
+pub(super) fn plain_targets(node: Node<'_>) -> bool {
+    match node.kind() {
+        "identifier" => true,
+        "pattern_list" | "tuple_pattern" | "list_pattern" => named(node).into_iter().all(plain_targets),
+        _ => false,
+    }
+}

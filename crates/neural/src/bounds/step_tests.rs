@@ -460,3 +460,55 @@ fn a_jump_lands_where_the_statements_before_leave_time_to_reach() {
     let early = after_one(code, start, Action::Jump(4));
     assert!(!early.admits(r#"<|line|>11 0 <module> <|vars|>{"orders":"[{'id': 1}, {'id': 2}]","limit":"3","total":"<function total>","shipped":"[1, 2]","count":"2"}"#));
 }
+
+#[test]
+fn calling_a_generator_function_starts_no_frame_until_something_iterates_it() {
+    let code = "def fibonacci():\n    a, b = 0, 1\n    while True:\n        yield a\n        a, b = b, a + b\n\n\ndef take(gen, n):\n    return [next(gen) for _ in range(n)]\n\n\nfirst = take(fibonacci(), 7)\ng = fibonacci()\ntotal = sum(fibonacci())\nfor x in fibonacci():\n    break\n";
+    let facts = CodeFacts::new(code).expect("parses");
+    // The generator object is made first, then `take` runs: its call is the first event.
+    assert_eq!(facts.first_frame(MODULE, 12), Some(("take".to_owned(), 8)));
+    let into = after_one(
+        code,
+        r#"<|line|>12 0 <module> <|vars|>{"fibonacci":"<function fibonacci>","take":"<function take>"}"#,
+        Action::StepInto,
+    );
+    assert!(into.admits(r#"<|call|>8 1 take <|vars|>{"gen":"<generator object fibonacci>","n":"7"}"#));
+    assert!(
+        !into.admits("<|call|>1 1 fibonacci <|vars|>{}"),
+        "the generator's code waits for a `next`"
+    );
+    // Making one runs nothing of the program's; iterating one does.
+    assert!(facts.calls_nothing(MODULE, 13));
+    assert!(!facts.calls_nothing(MODULE, 14));
+    assert_eq!(facts.first_frame(MODULE, 14), None);
+    assert!(!facts.calls_nothing(MODULE, 15));
+}
+
+#[test]
+fn stepping_back_from_a_loop_header_before_its_first_iteration_reaches_the_statement_before() {
+    let code = "class Heap:\n    def __init__(self):\n        self.items = []\n\n\nheap = Heap()\nfor value in [7, 3]:\n    heap.items.append(value)\nprint(heap.items)\n";
+    let back = |from: &str, action: Action| {
+        let mut t = super::tests::trajectory(code, &[(from, None)]);
+        t.direction = Direction::Inverse;
+        Bounds::after(&t, action)
+    };
+    // `value` is not bound yet: the loop has not begun, and `heap = Heap()` ran last.
+    let first = r#"<|line|>7 0 <module> <|vars|>{"Heap":"<class '__main__.Heap'>","heap":"<__main__.Heap object>"}"#;
+    let into = back(first, Action::ReverseStepInto);
+    assert!(into.admits(r#"<|return|>3 1 __init__ <|vars|>{"self":"<__main__.Heap object>"} <|value|>"None""#));
+    assert!(
+        !into.admits(r#"<|line|>6 0 <module> <|vars|>{"Heap":".."}"#),
+        "the statement before surely calls"
+    );
+    assert!(!into.admits(r#"<|line|>8 0 <module> <|vars|>{"Heap":"..","heap":"..","value":"7"}"#));
+    // Later arrivals come from the loop's body.
+    let again = r#"<|line|>7 0 <module> <|vars|>{"Heap":"<class '__main__.Heap'>","heap":"<__main__.Heap object>","value":"7"}"#;
+    let into = back(again, Action::ReverseStepInto);
+    assert!(into.admits(r#"<|line|>8 0 <module> <|vars|>{"Heap":"..","heap":"..","value":".."}"#));
+    // A `del` anywhere could unbind the loop's name: the absence tells nothing.
+    let deleting = code.replace("print(heap.items)", "del value");
+    let mut t = super::tests::trajectory(&deleting, &[(first, None)]);
+    t.direction = Direction::Inverse;
+    let into = Bounds::after(&t, Action::ReverseStepInto);
+    assert!(into.admits(r#"<|line|>8 0 <module> <|vars|>{"Heap":"..","heap":"..","value":".."}"#));
+}
