@@ -103,6 +103,23 @@ fn header(statement: Node<'_>, body: Option<Node<'_>>) -> BTreeSet<u32> {
     (first..=last).collect()
 }
 
+/// Where a `while` loop goes after a turn of its body (its end, or a `continue`): its
+/// header, where the condition is tested again; straight into the body too when the
+/// condition may be a constant the compiler drops (`while True:`, `while __debug__:`).
+fn next_turn(statement: Node<'_>, body: Option<Node<'_>>) -> Lines {
+    let again = Some(header(statement, body));
+    let mut stack: Vec<Node<'_>> = field(statement, "condition").into_iter().collect();
+    let mut tested = false;
+    while let Some(node) = stack.pop() {
+        // `__debug__` is the one name the compiler folds: the tree holds no text here,
+        // so a name of its length may be it.
+        tested |= node.kind() == "identifier" && node.end_byte() - node.start_byte() != "__debug__".len();
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    if tested { again } else { union(again, entry_of(body)) }
+}
+
 /// Whether a statement compiles to nothing a line event could fire on.
 pub(super) fn is_silent(statement: Node<'_>) -> bool {
     match statement.kind() {
@@ -157,8 +174,7 @@ fn next_of(statement: Node<'_>) -> Lines {
     match owner.kind() {
         "function_definition" | "class_definition" => Some(BTreeSet::new()),
         "for_statement" => Some(header(owner, Some(block))),
-        // `while True:` jumps straight back into its body.
-        "while_statement" => union(Some(header(owner, Some(block))), entry_of(Some(block))),
+        "while_statement" => next_turn(owner, Some(block)),
         "if_statement" => next_of(owner),
         "with_statement" => union(Some(header(owner, Some(block))), next_of(owner)),
         "try_statement" => after_try_part(owner, "else_clause"),
@@ -240,7 +256,7 @@ fn after_simple(statement: Node<'_>) -> Lines {
             let target = enclosing_loop(statement)?;
             let body = field(target, "body");
             let back = match target.kind() {
-                "while_statement" => union(Some(header(target, body)), entry_of(body)),
+                "while_statement" => next_turn(target, body),
                 _ => Some(header(target, body)),
             };
             union(

@@ -512,3 +512,19 @@ fn stepping_back_from_a_loop_header_before_its_first_iteration_reaches_the_state
     let into = Bounds::after(&t, Action::ReverseStepInto);
     assert!(into.admits(r#"<|line|>8 0 <module> <|vars|>{"Heap":"..","heap":"..","value":".."}"#));
 }
+
+#[test]
+fn a_while_loops_turn_ends_at_its_header_unless_the_condition_is_a_constant() {
+    let code = "def run(ticks):\n    elapsed = 0\n    while elapsed < ticks:\n        elapsed += 20\n        note = elapsed\n    while True:\n        elapsed -= 1\n        if elapsed < 0:\n            break\n    return elapsed\n\n\nrun(60)\n";
+    let from = r#"<|line|>5 1 run <|vars|>{"ticks":"60","elapsed":"20"}"#;
+    let over = after_one(code, from, Action::StepOver);
+    assert!(over.admits(r#"<|line|>3 1 run <|vars|>{"ticks":"..","elapsed":"..","note":"20"}"#));
+    assert!(
+        !over.admits(r#"<|line|>4 1 run <|vars|>{"ticks":"..","elapsed":"..","note":"20"}"#),
+        "the condition is tested again on the header's line"
+    );
+    // `while True:` compiles to no test: the turn goes straight back into the body.
+    let from = r#"<|line|>8 1 run <|vars|>{"ticks":"60","elapsed":"59","note":"60"}"#;
+    let over = after_one(code, from, Action::StepOver);
+    assert!(over.admits(r#"<|line|>7 1 run <|vars|>{"ticks":"..","elapsed":"..","note":".."}"#));
+}
