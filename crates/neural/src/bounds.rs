@@ -197,9 +197,7 @@ impl Bounds {
             && from.depth == Some(0)
             && from.event == StopKind::Line
         {
-            bounds.module_back = from
-                .line
-                .and_then(|line| facts.top_level.ran_last_before(line, trace_lang::shown_vars(from)));
+            bounds.module_back = facts.top_level.ran_last_before(from);
         }
         if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction) && since == Some(Direction::Forward))
             && let Some(mut kept) =
@@ -525,16 +523,10 @@ fn moves_forward(action: Action) -> bool {
 }
 
 /// The line of the module's one-line simple statement that ran just before `from`, the
-/// module's line event at a simple statement on one line, which has run nothing yet.
+/// module's line event at a statement that has run nothing yet ([`body::Body::ran_last_before`]).
 fn module_statement_before(facts: &CodeFacts, from: &State) -> Option<u32> {
     let fresh = from.depth == Some(0) && from.event == StopKind::Line;
-    let before = fresh
-        .then(|| {
-            facts
-                .top_level
-                .ran_last_before(from.line?, trace_lang::shown_vars(from))
-        })
-        .flatten()?;
+    let before = fresh.then(|| facts.top_level.ran_last_before(from)).flatten()?;
     facts.top_level.simple_line(before)
 }
 

@@ -6,7 +6,8 @@ use std::collections::{BTreeSet, HashSet};
 
 use tree_sitter::Node;
 
-use replayground_shared::StopKind;
+use replayground_shared::trace_lang;
+use replayground_shared::{State, StopKind};
 
 use super::{effects, flow};
 use super::{hidden, line_of};
@@ -152,12 +153,12 @@ impl Body {
         lines
     }
 
-    /// Stepping back one event of this body's frame from a line event at `line` whose
-    /// state shows `shown`, where the statement there has run nothing yet (the first line
-    /// of a simple statement on one line, or a `for` header before its first iteration
-    /// bound the loop's names): the statement before it, which ran last, when it fires
-    /// events of its own.
-    pub(super) fn ran_last_before(&self, line: u32, shown: &[(String, String)]) -> Option<usize> {
+    /// Stepping back one event of this body's frame from its line event `from`, where the
+    /// statement there has run nothing yet (the first line of a simple statement on one
+    /// line, or a `for` header whose loop has bound none of its names yet): the statement
+    /// before it, which ran last, when it fires events of its own.
+    pub(super) fn ran_last_before(&self, from: &State) -> Option<usize> {
+        let (line, shown) = (from.line?, trace_lang::shown_vars(from));
         let at = self.at(line)?;
         let statement = &self.0[at];
         let unstarted_loop = line == statement.first

@@ -280,11 +280,7 @@ fn the_blocks_tell_where_a_frame_goes_next() {
         "an `except` line: its handler, or on to the `finally`"
     );
     assert_eq!(at(26, "<module>"), Some(vec![27, 28]));
-    assert_eq!(
-        at(27, "<module>"),
-        Some(vec![26]),
-        "`while n:` tests `n` again on its header"
-    );
+    assert_eq!(at(27, "<module>"), Some(vec![26]), "`while n:` tests n on its line");
     let multi = CodeFacts::new("total = sum(\n    [1, 2],\n)\nprint(total)\n").expect("parses");
     let from = state("<|line|>1 0 <module> <|vars|>{}", None);
     assert_eq!(
