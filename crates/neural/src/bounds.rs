@@ -22,6 +22,7 @@ use replayground_shared::trace_lang::{self, Direction, Trajectory};
 use replayground_shared::{Action, State, StopKind};
 
 mod arguments;
+mod arrival;
 mod backward;
 mod body;
 mod builtins;
@@ -116,6 +117,8 @@ pub struct Bounds {
     /// Stepping back one event from the module's line event at a simple one-line
     /// statement: the statement before it, where the module's answer must be.
     module_back: Option<usize>,
+    /// The depth of the frame a forward step starts from ([`arrival`]).
+    fresh_below: Option<u32>,
 }
 
 /// The breakpoints set at the end of `prefix`: a forward trajectory's own `breakpoint:N`
@@ -139,6 +142,7 @@ impl Bounds {
             callee_value: None,
             module_since: None,
             module_back: None,
+            fresh_below: None,
         }
     }
 
@@ -250,8 +254,8 @@ impl Bounds {
         module: Option<&State>,
     ) -> Self {
         let mut facts = CodeFacts::new(code);
-        if let (Some(facts), Some(module)) = (facts.as_mut(), module) {
-            facts.read_module(module);
+        if let Some(facts) = facts.as_mut() {
+            facts.read_module(module, from.filter(|_| direction == Direction::Forward));
         }
         // Forward, every caller knows them (a trajectory records its own).
         let no_breakpoints = breakpoints.is_none_or(BTreeSet::is_empty);
@@ -266,6 +270,9 @@ impl Bounds {
             module_since: None,
             module_back: None,
             callee_value: None,
+            fresh_below: from
+                .filter(|f| direction == Direction::Forward && moves_forward(action) && f.event != StopKind::End)
+                .and_then(|f| f.depth),
             end_possible: !(direction == Direction::Inverse && from.is_some_and(|f| f.event == StopKind::End)),
         };
         if let Some(from) = from.filter(|_| bounds.keeps_names(direction) && moves_forward(action)) {
@@ -503,7 +510,8 @@ impl Bounds {
         if scopes.peek().is_none() {
             return true;
         }
-        scopes.any(|s| !s.bounded_names || s.names.iter().any(|n| fits(n) && bound_by_then(n)))
+        let shown = |s: &Scope, n: &str| fits(n) && bound_by_then(n) && s.arrived(self.fresh_below, event, line, n);
+        scopes.any(|s| !s.bounded_names || s.names.iter().any(|n| shown(s, n)))
     }
 
     /// The names a frame of `function` shows at a call event at `line`, when the text
@@ -520,14 +528,6 @@ impl Bounds {
 /// Whether `action` runs the program forward from where it is (a jump may go anywhere).
 fn moves_forward(action: Action) -> bool {
     !action.is_reverse() && !matches!(action, Action::Jump(_))
-}
-
-/// The line of the module's one-line simple statement that ran just before `from`, the
-/// module's line event at a statement that has run nothing yet ([`body::Body::ran_last_before`]).
-fn module_statement_before(facts: &CodeFacts, from: &State) -> Option<u32> {
-    let fresh = from.depth == Some(0) && from.event == StopKind::Line;
-    let before = fresh.then(|| facts.top_level.ran_last_before(from)).flatten()?;
-    facts.top_level.simple_line(before)
 }
 
 /// Whether a frame of `function` runs the whole statement its line event stops at: not

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use replayground_shared::{Action, State, StopKind};
 
 use super::code::{CodeFacts, MODULE};
+use super::runs_the_statement;
 use super::shape::{Events, Shape};
-use super::{module_statement_before, runs_the_statement};
 
 /// The shapes a reverse `action` allows from `from`, a frame of `function` at `depth`
 /// stopped on `line`.
@@ -152,4 +152,12 @@ pub(super) fn shapes(
         ],
         _ => vec![Shape::anywhere()],
     }
+}
+
+/// The line of the module's one-line simple statement that ran just before `from`, the
+/// module's line event at a statement that has run nothing yet ([`super::body::Body::ran_last_before`]).
+fn module_statement_before(facts: &CodeFacts, from: &State) -> Option<u32> {
+    let fresh = from.depth == Some(0) && from.event == StopKind::Line;
+    let before = fresh.then(|| facts.top_level.ran_last_before(from)).flatten()?;
+    facts.top_level.simple_line(before)
 }

@@ -2,7 +2,7 @@
 //! class body's (once), a function's (once per activation, its loops inside its
 //! statements). An event in one tells which statements have run and what they bound.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use tree_sitter::Node;
 
@@ -229,4 +229,51 @@ fn loop_targets(statement: Node<'_>, source: &[u8]) -> Vec<String> {
         }
         _ => Vec::new(),
     }
+}
+
+/// For the first line of each statement in the `body` of a function's `def` (the first
+/// statement on a line, where several share one), the local names an activation may
+/// have bound when it first reaches that line: the parameters and what runs before it
+/// (Python goes back to an earlier line only by a loop). A compound statement's inner
+/// lines get every name it binds (coarse but sound); a loop's, every name the loop
+/// binds (an earlier turn may have run any of its body). See [`super::arrival`].
+pub(super) fn first_arrivals(function: Node<'_>, body: Node<'_>, source: &[u8]) -> BTreeMap<u32, HashSet<String>> {
+    let mut arrivals = BTreeMap::new();
+    let parameters = effects::parameters(function, source).into_iter().collect();
+    walk(body, source, parameters, &mut arrivals);
+    arrivals
+}
+
+fn walk(block: Node<'_>, source: &[u8], mut bound: HashSet<String>, arrivals: &mut BTreeMap<u32, HashSet<String>>) {
+    for statement in flow::named(block) {
+        arrivals
+            .entry(line_of(statement.start_position().row))
+            .or_insert_with(|| bound.clone());
+        bound.extend(effects::bound_names(statement, source));
+        let nested = matches!(
+            statement.kind(),
+            "function_definition" | "class_definition" | "decorated_definition"
+        );
+        if flow::is_compound(statement) && !nested {
+            for inner in blocks(statement) {
+                walk(inner, source, bound.clone(), arrivals);
+            }
+        }
+    }
+}
+
+/// The blocks a compound statement runs (its body, its branches' and clauses' bodies).
+fn blocks(statement: Node<'_>) -> Vec<Node<'_>> {
+    let mut found = Vec::new();
+    let mut stack = vec![statement];
+    while let Some(node) = stack.pop() {
+        for child in flow::named(node) {
+            if child.kind() == "block" {
+                found.push(child);
+            } else {
+                stack.push(child);
+            }
+        }
+    }
+    found
 }

@@ -1,7 +1,7 @@
 //! What the program's text says about every state of its runs: the lines that hold
 //! code, the scopes a frame can run and the names each can bind (tree-sitter, never a run).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use replayground_shared::StopKind;
 use replayground_shared::trace_lang;
@@ -65,6 +65,9 @@ pub(super) struct Scope {
     pub(super) statements: Option<Body>,
     /// The depths its frames can run at, where the calls tell ([`depths::depths`]).
     pub(super) depths: Option<BTreeSet<u32>>,
+    /// A function's (not a generator's): the names an activation may have bound when it
+    /// first reaches each statement's line ([`super::body::first_arrivals`]).
+    pub(super) first_arrivals: Option<BTreeMap<u32, HashSet<String>>>,
 }
 
 /// What kind of code a scope is.
@@ -187,6 +190,7 @@ impl CodeFacts {
             body: None,
             statements: None,
             depths: None,
+            first_arrivals: None,
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
@@ -563,6 +567,7 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 body: None,
                 statements: None,
                 depths: None,
+                first_arrivals: None,
             });
         }
         let mut cursor = node.walk();
@@ -613,6 +618,8 @@ fn narrow_to_bindings(
                     if let Some(body) = body {
                         own.extend(effects::bound_names(body, source));
                         scopes[at].statements = Some(Body::of(body, source));
+                        let resumed = scopes[at].generator;
+                        scopes[at].first_arrivals = (!resumed).then(|| super::body::first_arrivals(node, body, source));
                     }
                     functions.push((at, node.start_byte(), node.end_byte(), own));
                 }

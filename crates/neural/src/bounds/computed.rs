@@ -60,14 +60,25 @@ impl CodeFacts {
     }
 
     /// Takes the module's variables from `module`, a state of its frame earlier in the
-    /// same run, that any later frame reads as shown there ([`globals::module_reads`]).
-    pub(super) fn read_module(&mut self, module: &State) {
-        if module.depth != Some(0) || !self.plain_values() {
+    /// same run, that any later frame reads as shown there ([`globals::module_reads`]);
+    /// without one, those a function's frame stepping forward from `from` reads with the
+    /// value the text alone gives them ([`globals::text_values`]).
+    pub(super) fn read_module(&mut self, module: Option<&State>, from: Option<&State>) {
+        if !self.plain_values() {
             return;
         }
-        let reads = globals::module_reads(self.tree.root_node(), self.source.as_bytes(), &self.program);
-        let kept = |(name, repr): &&(String, String)| reads.get(name).is_some_and(|r| globals::keeps_value(*r, repr));
-        self.module_values = trace_lang::shown_vars(module).iter().filter(kept).cloned().collect();
+        if let Some(module) = module.filter(|m| m.depth == Some(0)) {
+            let reads = globals::module_reads(self.tree.root_node(), self.source.as_bytes(), &self.program);
+            let kept =
+                |(name, repr): &&(String, String)| reads.get(name).is_some_and(|r| globals::keeps_value(*r, repr));
+            self.module_values = trace_lang::shown_vars(module).iter().filter(kept).cloned().collect();
+        } else if let Some(line) = from
+            .filter(|f| module.is_none() && f.depth.is_some_and(|d| d > 0))
+            .and_then(|f| f.line)
+        {
+            self.module_values =
+                globals::text_values(self.tree.root_node(), self.source.as_bytes(), &self.program, line);
+        }
     }
 
     /// What an expression at `from` is evaluated against: its frame's variables.

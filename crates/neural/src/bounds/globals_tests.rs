@@ -56,12 +56,24 @@ fn a_module_variable_bound_once_and_only_read_is_read_as_the_module_showed_it() 
     };
     assert!(into.admits(&turn("10", "'X'")));
     assert!(!into.admits(&turn("5", "'V'")), "the first item is (10, 'X')");
+    // Without a state of the module's: `run`'s frame runs after its `def`, which comes
+    // after the literal assignments, so the text tells what TABLE and NEXT hold.
     let function_alone = Bounds::after(&trajectory(LIGHTS, &steps[1..]), Action::StepInto);
-    assert!(function_alone.admits(&turn("5", "'V'")), "TABLE is not known");
-    // Without a state of the module's before, nothing is known of NEXT.
+    assert!(function_alone.admits(&turn("10", "'X'")));
+    assert!(!function_alone.admits(&turn("5", "'V'")), "TABLE's literal is read");
     let alone = [(r#"<|line|>7 1 run <|vars|>{"state":"'red'"}"#, None)];
     let over = Bounds::after(&trajectory(LIGHTS, &alone), Action::StepOver);
-    assert!(over.admits(r#"<|line|>8 1 run <|vars|>{"state":"'red'"}"#));
+    assert!(over.admits(r#"<|line|>8 1 run <|vars|>{"state":"'green'"}"#));
+    assert!(!over.admits(r#"<|line|>8 1 run <|vars|>{"state":"'red'"}"#));
+    // A function defined before the assignment could run before it: nothing is known.
+    let early = "def run(state):\n    state = NEXT[state]\n    return state\n\n\nNEXT = {'red': 'green'}\nrun('red')\n";
+    let alone = [(r#"<|line|>2 1 run <|vars|>{"state":"'red'"}"#, None)];
+    let over = Bounds::after(&trajectory(early, &alone), Action::StepOver);
+    assert!(over.admits(r#"<|line|>3 1 run <|vars|>{"state":"'red'"}"#));
+    // Nor where the value could change (a method that changes it).
+    let changed = LIGHTS.replace("run('red')", "TABLE.append((1, 'I'))\nrun('red')");
+    let changed = Bounds::after(&trajectory(&changed, &steps[1..]), Action::StepInto);
+    assert!(changed.admits(&turn("5", "'V'")));
 }
 
 #[test]
@@ -94,6 +106,6 @@ fn a_variable_the_program_could_change_or_hand_on_is_not_read() {
     let module =
         replayground_shared::trace_lang::parse_state(r#"<|line|>3 0 <module> <|vars|>{"XS":"[1]","N":"2"}"#, None)
             .expect("a state");
-    facts.read_module(&module);
+    facts.read_module(Some(&module), None);
     assert_eq!(facts.module_values, vec![("N".to_owned(), "2".to_owned())]);
 }

@@ -528,3 +528,32 @@ fn a_while_loops_turn_ends_at_its_header_unless_the_condition_is_a_constant() {
     let over = after_one(code, from, Action::StepOver);
     assert!(over.admits(r#"<|line|>7 1 run <|vars|>{"ticks":"..","elapsed":"..","note":".."}"#));
 }
+
+#[test]
+fn a_breakpoint_in_a_call_begun_since_shows_only_the_names_bound_before_its_line() {
+    let code = "TABLE = [(10, 'X'), (5, 'V')]\n\n\ndef to_roman(n):\n    out = ''\n    for value, symbol in TABLE:\n        while n >= value:\n            out += symbol\n            n -= value\n    done = True\n    return out\n\n\nyears = [14, 9]\nnumerals = [to_roman(y) for y in years]\n";
+    let module = r#"<|line|>15 0 <module> <|vars|>{"TABLE":"[(10, 'X'), (5, 'V')]","to_roman":"<function to_roman>","years":"[14, 9]"}"#;
+    let hit = after_one(code, module, Action::Breakpoint(6));
+    assert!(hit.admits(r#"<|line|>6 2 to_roman <|vars|>{"n":"14","out":"''"}"#));
+    assert!(
+        !hit.admits(r#"<|line|>6 2 to_roman <|vars|>{"n":"14","out":"''","value":"10","symbol":"'X'"}"#),
+        "the loop has not begun in a call that has just begun"
+    );
+    // Inside the loop any of its names may be bound (an earlier turn), not a later line's.
+    let body = after_one(code, module, Action::Breakpoint(8));
+    assert!(body.admits(r#"<|line|>8 2 to_roman <|vars|>{"n":"14","out":"''","value":"10","symbol":"'X'"}"#));
+    assert!(
+        !body.admits(r#"<|line|>8 2 to_roman <|vars|>{"n":"14","out":"''","value":"10","symbol":"'X'","done":"True"}"#)
+    );
+    // From inside the function, its own activation may loop back to the header.
+    let inside = after_one(
+        code,
+        r#"<|line|>9 2 to_roman <|vars|>{"n":"4","out":"'X'","value":"10","symbol":"'X'"}"#,
+        Action::Breakpoint(6),
+    );
+    assert!(inside.admits(r#"<|line|>6 2 to_roman <|vars|>{"n":"4","out":"'X'","value":"10","symbol":"'X'"}"#));
+    // A generator's frame may have been suspended with its names bound.
+    let generator = code.replace("    return out\n", "    yield out\n");
+    let resumed = after_one(&generator, module, Action::Breakpoint(6));
+    assert!(resumed.admits(r#"<|line|>6 2 to_roman <|vars|>{"n":"14","out":"''","value":"10","symbol":"'X'"}"#));
+}

@@ -1,0 +1,28 @@
+//! The names a function's frame can show the first time an activation reaches a line.
+//!
+//! Python's only way back to an earlier line is a loop, so before an activation first
+//! reaches a statement it has run only statements written before it, and (any number of
+//! times) the loops it sits in. A stop there can show the parameters, the names those
+//! bind, and the free variables, never a name only later statements bind: stopping at a
+//! breakpoint on `for value, symbol in TABLE:` in a call that has just begun, neither
+//! `value` nor `symbol` is bound yet.
+
+use replayground_shared::StopKind;
+
+use super::code::Scope;
+
+impl Scope {
+    /// Whether a frame of this scope can show `name` at an `event` at `line`, after a
+    /// forward step from a frame at depth `from` (`None`: not such a step). Where none
+    /// of its frames can be on the stack then (the step starts at the module's, or
+    /// below every depth it runs at), a line event is the first time an activation
+    /// begun since reaches `line`.
+    pub(super) fn arrived(&self, from: Option<u32>, event: StopKind, line: u32, name: &str) -> bool {
+        let fresh =
+            from.is_some_and(|d| d == 0 || self.depths.as_ref().is_some_and(|ds| ds.range(..=d).next().is_none()));
+        let names = (event == StopKind::Line && fresh)
+            .then(|| self.first_arrivals.as_ref()?.get(&line))
+            .flatten();
+        names.is_none_or(|names| names.contains(name) || self.call.as_ref().is_some_and(|c| c.free.contains(name)))
+    }
+}
