@@ -9,20 +9,28 @@
 
 use replayground_shared::StopKind;
 
+use super::body::Arrival;
 use super::code::Scope;
 
 impl Scope {
-    /// Whether a frame of this scope can show `name` at an `event` at `line`, after a
-    /// forward step from a frame at depth `from` (`None`: not such a step). Where none
-    /// of its frames can be on the stack then (the step starts at the module's, or
-    /// below every depth it runs at), a line event is the first time an activation
-    /// begun since reaches `line`.
-    pub(super) fn arrived(&self, from: Option<u32>, event: StopKind, line: u32, name: &str) -> bool {
+    /// What a frame of this scope may show at an `event` at `line` after a forward step
+    /// from a frame at depth `from` (`None`: not such a step), where that is the first
+    /// time an activation reaches `line`: none of its frames can be on the stack when
+    /// the step starts (it starts at the module's, or below every depth this scope runs
+    /// at), so the activation that stops there has begun since.
+    pub(super) fn first_arrival(&self, from: Option<u32>, event: StopKind, line: u32) -> Option<&Arrival> {
         let fresh =
             from.is_some_and(|d| d == 0 || self.depths.as_ref().is_some_and(|ds| ds.range(..=d).next().is_none()));
-        let names = (event == StopKind::Line && fresh)
+        (event == StopKind::Line && fresh)
             .then(|| self.first_arrivals.as_ref()?.get(&line))
-            .flatten();
-        names.is_none_or(|names| names.contains(name) || self.call.as_ref().is_some_and(|c| c.free.contains(name)))
+            .flatten()
+    }
+
+    /// Whether a frame of this scope can show `name` (see [`Self::first_arrival`]):
+    /// besides what it may have bound, a free variable.
+    pub(super) fn arrived(&self, from: Option<u32>, event: StopKind, line: u32, name: &str) -> bool {
+        self.first_arrival(from, event, line).is_none_or(|arrival| {
+            arrival.names.contains(name) || self.call.as_ref().is_some_and(|c| c.free.contains(name))
+        })
     }
 }

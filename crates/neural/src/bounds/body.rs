@@ -2,15 +2,15 @@
 //! class body's (once), a function's (once per activation, its loops inside its
 //! statements). An event in one tells which statements have run and what they bound.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use tree_sitter::Node;
 
 use replayground_shared::trace_lang;
 use replayground_shared::{State, StopKind};
 
-use super::{effects, flow};
-use super::{hidden, line_of};
+use super::{effects, flow, globals, literal};
+use super::{hidden, json_contents, line_of};
 
 /// How a statement's lines run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,35 +231,86 @@ fn loop_targets(statement: Node<'_>, source: &[u8]) -> Vec<String> {
     }
 }
 
+/// What an activation of a function may show when it first reaches a line.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Arrival {
+    /// The local names it may have bound.
+    pub(super) names: HashSet<String>,
+    /// Of those, each one a statement of the body's own (not nested in another) binds to
+    /// an immutable literal, which no statement that can run before the line rebinds:
+    /// its repr, as the JSON string's contents.
+    pub(super) values: HashMap<String, Vec<u8>>,
+}
+
 /// For the first line of each statement in the `body` of a function's `def` (the first
-/// statement on a line, where several share one), the local names an activation may
-/// have bound when it first reaches that line: the parameters and what runs before it
-/// (Python goes back to an earlier line only by a loop). A compound statement's inner
-/// lines get every name it binds (coarse but sound); a loop's, every name the loop
-/// binds (an earlier turn may have run any of its body). See [`super::arrival`].
-pub(super) fn first_arrivals(function: Node<'_>, body: Node<'_>, source: &[u8]) -> BTreeMap<u32, HashSet<String>> {
+/// statement on a line, where several share one), what an activation may show when it
+/// first reaches that line: the parameters and what runs before it (Python goes back to
+/// an earlier line only by a loop). A compound statement's inner lines get every name
+/// it binds (coarse but sound); a loop's, every name the loop binds (an earlier turn may
+/// have run any of its body). A name `declared` `global` or `nonlocal` gets no value.
+/// See [`super::arrival`].
+pub(super) fn first_arrivals(
+    function: Node<'_>,
+    body: Node<'_>,
+    source: &[u8],
+    declared: &HashSet<String>,
+) -> BTreeMap<u32, Arrival> {
     let mut arrivals = BTreeMap::new();
-    let parameters = effects::parameters(function, source).into_iter().collect();
-    walk(body, source, parameters, &mut arrivals);
+    let start = Arrival {
+        names: effects::parameters(function, source).into_iter().collect(),
+        values: HashMap::new(),
+    };
+    walk(body, source, start, true, declared, &mut arrivals);
     arrivals
 }
 
-fn walk(block: Node<'_>, source: &[u8], mut bound: HashSet<String>, arrivals: &mut BTreeMap<u32, HashSet<String>>) {
+fn walk(
+    block: Node<'_>,
+    source: &[u8],
+    mut now: Arrival,
+    own: bool,
+    declared: &HashSet<String>,
+    arrivals: &mut BTreeMap<u32, Arrival>,
+) {
     for statement in flow::named(block) {
         arrivals
             .entry(line_of(statement.start_position().row))
-            .or_insert_with(|| bound.clone());
-        bound.extend(effects::bound_names(statement, source));
+            .or_insert_with(|| now.clone());
+        let names = effects::bound_names(statement, source);
+        now.values.retain(|name, _| !names.contains(name));
+        if let Some((name, value)) = own.then(|| literal_binding(statement, source)).flatten()
+            && !declared.contains(&name)
+        {
+            now.values.insert(name, value);
+        }
+        now.names.extend(names);
         let nested = matches!(
             statement.kind(),
             "function_definition" | "class_definition" | "decorated_definition"
         );
         if flow::is_compound(statement) && !nested {
             for inner in blocks(statement) {
-                walk(inner, source, bound.clone(), arrivals);
+                walk(inner, source, now.clone(), false, declared, arrivals);
             }
         }
     }
+}
+
+/// `NAME = literal` with an immutable literal: the name and the literal's repr (the JSON
+/// string's contents).
+fn literal_binding(statement: Node<'_>, source: &[u8]) -> Option<(String, Vec<u8>)> {
+    let assignment = statement
+        .named_child(0)
+        .filter(|a| statement.kind() == "expression_statement" && a.kind() == "assignment")?;
+    let left = assignment
+        .child_by_field_name("left")
+        .filter(|l| l.kind() == "identifier")?;
+    if assignment.child_by_field_name("type").is_some() {
+        return None;
+    }
+    let repr = literal::repr(assignment.child_by_field_name("right")?, source)?;
+    let name = left.utf8_text(source).ok()?.to_owned();
+    globals::keeps_value(globals::Reads::Anywhere, &repr).then(|| (name, json_contents(&repr)))
 }
 
 /// The blocks a compound statement runs (its body, its branches' and clauses' bodies).

@@ -67,7 +67,7 @@ pub(super) struct Scope {
     pub(super) depths: Option<BTreeSet<u32>>,
     /// A function's (not a generator's): the names an activation may have bound when it
     /// first reaches each statement's line ([`super::body::first_arrivals`]).
-    pub(super) first_arrivals: Option<BTreeMap<u32, HashSet<String>>>,
+    pub(super) first_arrivals: Option<BTreeMap<u32, super::body::Arrival>>,
 }
 
 /// What kind of code a scope is.
@@ -619,7 +619,8 @@ fn narrow_to_bindings(
                         own.extend(effects::bound_names(body, source));
                         scopes[at].statements = Some(Body::of(body, source));
                         let resumed = scopes[at].generator;
-                        scopes[at].first_arrivals = (!resumed).then(|| super::body::first_arrivals(node, body, source));
+                        scopes[at].first_arrivals =
+                            (!resumed).then(|| super::body::first_arrivals(node, body, source, declared));
                     }
                     functions.push((at, node.start_byte(), node.end_byte(), own));
                 }

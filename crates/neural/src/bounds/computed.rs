@@ -60,24 +60,27 @@ impl CodeFacts {
     }
 
     /// Takes the module's variables from `module`, a state of its frame earlier in the
-    /// same run, that any later frame reads as shown there ([`globals::module_reads`]);
-    /// without one, those a function's frame stepping forward from `from` reads with the
-    /// value the text alone gives them ([`globals::text_values`]).
+    /// same run, that any later frame reads as shown there ([`globals::module_reads`]),
+    /// and, for a function's frame stepping forward from `from`, those it reads with the
+    /// value the text alone gives them ([`globals::text_values`]) that `module` does not
+    /// show (it may come before their assignment).
     pub(super) fn read_module(&mut self, module: Option<&State>, from: Option<&State>) {
         if !self.plain_values() {
             return;
         }
+        let (root, source) = (self.tree.root_node(), self.source.as_bytes());
         if let Some(module) = module.filter(|m| m.depth == Some(0)) {
-            let reads = globals::module_reads(self.tree.root_node(), self.source.as_bytes(), &self.program);
+            let reads = globals::module_reads(root, source, &self.program);
             let kept =
                 |(name, repr): &&(String, String)| reads.get(name).is_some_and(|r| globals::keeps_value(*r, repr));
             self.module_values = trace_lang::shown_vars(module).iter().filter(kept).cloned().collect();
-        } else if let Some(line) = from
-            .filter(|f| module.is_none() && f.depth.is_some_and(|d| d > 0))
-            .and_then(|f| f.line)
-        {
-            self.module_values =
-                globals::text_values(self.tree.root_node(), self.source.as_bytes(), &self.program, line);
+        }
+        if let Some(line) = from.filter(|f| f.depth.is_some_and(|d| d > 0)).and_then(|f| f.line) {
+            for (name, repr) in globals::text_values(root, source, &self.program, line) {
+                if !self.module_values.iter().any(|(n, _)| *n == name) {
+                    self.module_values.push((name, repr));
+                }
+            }
         }
     }
 

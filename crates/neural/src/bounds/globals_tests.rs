@@ -61,6 +61,11 @@ fn a_module_variable_bound_once_and_only_read_is_read_as_the_module_showed_it() 
     let function_alone = Bounds::after(&trajectory(LIGHTS, &steps[1..]), Action::StepInto);
     assert!(function_alone.admits(&turn("10", "'X'")));
     assert!(!function_alone.admits(&turn("5", "'V'")), "TABLE's literal is read");
+    // Nor does a state of the module's from before the assignments hide them.
+    let mut from_the_start = vec![("<|line|>1 0 <module> <|vars|>{}", None)];
+    from_the_start.extend_from_slice(&steps[1..]);
+    let into = Bounds::after(&trajectory(LIGHTS, &from_the_start), Action::StepInto);
+    assert!(!into.admits(&turn("5", "'V'")));
     let alone = [(r#"<|line|>7 1 run <|vars|>{"state":"'red'"}"#, None)];
     let over = Bounds::after(&trajectory(LIGHTS, &alone), Action::StepOver);
     assert!(over.admits(r#"<|line|>8 1 run <|vars|>{"state":"'green'"}"#));

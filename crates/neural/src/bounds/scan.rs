@@ -197,6 +197,17 @@ impl<'b> Scan<'b> {
         })
     }
 
+    /// The value a function's frame shows for `key` the first time an activation begun
+    /// since reaches its line, where the text fixes it ([`super::arrival`]).
+    fn arrival_value(&self, key: &[u8]) -> Option<&'b [u8]> {
+        let facts = self.bounds.facts.as_ref()?;
+        let function = self.function.as_deref()?;
+        let mut scopes = facts.scopes.iter().filter(|s| s.name == function && s.holds(self.line));
+        let scope = scopes.next().filter(|_| scopes.next().is_none())?;
+        let arrival = scope.first_arrival(self.bounds.fresh_below, self.event?, self.line)?;
+        arrival.values.get(std::str::from_utf8(key).ok()?).map(Vec::as_slice)
+    }
+
     /// Whether the variable being written may be the unchanged marker `..`.
     fn may_be_unchanged(&self) -> bool {
         !self.previous_known
@@ -296,7 +307,8 @@ impl<'b> Scan<'b> {
                     .kept
                     .zip(self.event)
                     .and_then(|(k, event)| k.fixed(event, self.line, &key))
-                    .or_else(|| self.constant(&key));
+                    .or_else(|| self.constant(&key))
+                    .or_else(|| self.arrival_value(&key));
                 self.value_at = 0;
                 self.keys.push(key);
                 self.stage = Stage::AfterKey;

@@ -539,9 +539,17 @@ fn a_breakpoint_in_a_call_begun_since_shows_only_the_names_bound_before_its_line
         !hit.admits(r#"<|line|>6 2 to_roman <|vars|>{"n":"14","out":"''","value":"10","symbol":"'X'"}"#),
         "the loop has not begun in a call that has just begun"
     );
+    assert!(
+        !hit.admits(r#"<|line|>6 2 to_roman <|vars|>{"n":"14","out":"'X'"}"#),
+        "`out = ''` ran, and nothing before the loop rebinds it"
+    );
     // Inside the loop any of its names may be bound (an earlier turn), not a later line's.
     let body = after_one(code, module, Action::Breakpoint(8));
     assert!(body.admits(r#"<|line|>8 2 to_roman <|vars|>{"n":"14","out":"''","value":"10","symbol":"'X'"}"#));
+    assert!(
+        body.admits(r#"<|line|>8 2 to_roman <|vars|>{"n":"4","out":"'X'","value":"5","symbol":"'V'"}"#),
+        "an earlier turn may have rebound `out`"
+    );
     assert!(
         !body.admits(r#"<|line|>8 2 to_roman <|vars|>{"n":"14","out":"''","value":"10","symbol":"'X'","done":"True"}"#)
     );
