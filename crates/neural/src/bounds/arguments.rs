@@ -179,6 +179,9 @@ impl CodeFacts {
         // Each argument's repr where the state tells it (a parameter whose argument's
         // value is not known is shown all the same).
         let repr_of = |node: Node<'_>| {
+            if let Some(generator) = self.generator_made(node) {
+                return Some(generator);
+            }
             let repr = evaluate::repr_of(node, source, &env).filter(|_| self.evaluates(node))?;
             Some(normalize_repr(&repr))
         };
@@ -263,6 +266,18 @@ impl CodeFacts {
     /// Whether [`evaluate`] may compute `node`'s value from the state: reprs are the
     /// values' own and no operator, builtin or attribute can run the program's code, or
     /// `node` is a name or a literal that runs none.
+    /// The repr of the object an argument makes by calling one of the program's
+    /// generator functions (`take(fibonacci(), 7)`), which runs none of its code: once
+    /// the call it is handed to begins, the argument was made, and is a fresh generator.
+    fn generator_made(&self, node: Node<'_>) -> Option<String> {
+        let function = field(node, "function").filter(|f| node.kind() == "call" && f.kind() == "identifier")?;
+        let name = function.utf8_text(self.source.as_bytes()).ok()?;
+        self.program
+            .generator_functions
+            .contains(name)
+            .then(|| format!("<generator object {name}>"))
+    }
+
     fn evaluates(&self, node: Node<'_>) -> bool {
         let literal = match node.kind() {
             "identifier" | "integer" | "true" | "false" | "none" => true,

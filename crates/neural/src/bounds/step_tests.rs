@@ -474,6 +474,10 @@ fn calling_a_generator_function_starts_no_frame_until_something_iterates_it() {
     );
     assert!(into.admits(r#"<|call|>8 1 take <|vars|>{"gen":"<generator object fibonacci>","n":"7"}"#));
     assert!(
+        !into.admits(r#"<|call|>8 1 take <|vars|>{"gen":"<class '__main__ fibonacci'>","n":"7"}"#),
+        "the argument is the generator the call made"
+    );
+    assert!(
         !into.admits("<|call|>1 1 fibonacci <|vars|>{}"),
         "the generator's code waits for a `next`"
     );
