@@ -282,13 +282,13 @@ impl Bounds {
                     .as_ref()
                     .is_none_or(|facts| facts.may_be_generator(f, line))
             });
-            // The same activation goes on: a step that stays in this frame unless it
-            // returns, with no breakpoint that could stop in another activation.
-            let same_activation = no_breakpoints
-                && from.event != StopKind::Return
+            // The same activation goes on: a step into (the very next event, whatever the
+            // breakpoints), or one that stays in this frame unless it returns, with no
+            // breakpoint that could stop in another activation.
+            let same_activation = from.event != StopKind::Return
                 && match action {
                     Action::StepInto => true,
-                    Action::StepOver | Action::StepReturn => !generator,
+                    Action::StepOver | Action::StepReturn => no_breakpoints && !generator,
                     _ => false,
                 };
             let module = from.depth == Some(0);
@@ -298,7 +298,7 @@ impl Bounds {
                     .as_ref()
                     .and_then(|f| Kept::of(from, module, f.unbound.at_depth(from.depth?)))
             {
-                let next_event = no_breakpoints && matches!(action, Action::StepInto | Action::StepOver);
+                let next_event = action == Action::StepInto || (no_breakpoints && action == Action::StepOver);
                 bounds.after_statement(&mut kept, from, Some(from), action, next_event);
                 bounds.kept.push(kept);
             }

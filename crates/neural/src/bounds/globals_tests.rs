@@ -61,6 +61,14 @@ fn a_module_variable_bound_once_and_only_read_is_read_as_the_module_showed_it() 
     let function_alone = Bounds::after(&trajectory(LIGHTS, &steps[1..]), Action::StepInto);
     assert!(function_alone.admits(&turn("10", "'X'")));
     assert!(!function_alone.admits(&turn("5", "'V'")), "TABLE's literal is read");
+    // A breakpoint set on the way changes nothing: a step into stops at the very next event.
+    let via_breakpoint = [
+        (module, None),
+        (r#"<|line|>8 1 run <|vars|>{"state":"'green'"}"#, Some(Action::Breakpoint(8))),
+    ];
+    let into = Bounds::after(&trajectory(LIGHTS, &via_breakpoint), Action::StepInto);
+    assert!(into.admits(&turn("10", "'X'")));
+    assert!(!into.admits(&turn("5", "'V'")));
     // Nor does a state of the module's from before the assignments hide them.
     let mut from_the_start = vec![("<|line|>1 0 <module> <|vars|>{}", None)];
     from_the_start.extend_from_slice(&steps[1..]);
