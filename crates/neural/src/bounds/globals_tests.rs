@@ -64,7 +64,10 @@ fn a_module_variable_bound_once_and_only_read_is_read_as_the_module_showed_it() 
     // A breakpoint set on the way changes nothing: a step into stops at the very next event.
     let via_breakpoint = [
         (module, None),
-        (r#"<|line|>8 1 run <|vars|>{"state":"'green'"}"#, Some(Action::Breakpoint(8))),
+        (
+            r#"<|line|>8 1 run <|vars|>{"state":"'green'"}"#,
+            Some(Action::Breakpoint(8)),
+        ),
     ];
     let into = Bounds::after(&trajectory(LIGHTS, &via_breakpoint), Action::StepInto);
     assert!(into.admits(&turn("10", "'X'")));
