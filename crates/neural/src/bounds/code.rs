@@ -515,7 +515,8 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
             }
             identifiers.push((node.start_byte(), text));
         }
-        if kind == "wildcard_import" {
+        // A `case` pattern binds names the effects do not collect.
+        if kind == "wildcard_import" || kind == "match_statement" {
             *names_known = false;
         }
         // Inside a class, `__secret` is stored as `_Class__secret`: not a name the text writes.

@@ -569,3 +569,13 @@ fn a_breakpoint_in_a_call_begun_since_shows_only_the_names_bound_before_its_line
     let resumed = after_one(&generator, module, Action::Breakpoint(6));
     assert!(resumed.admits(r#"<|line|>6 2 to_roman <|vars|>{"n":"14","out":"''","value":"10","symbol":"'X'"}"#));
 }
+
+#[test]
+fn a_match_statements_case_patterns_bind_names_so_the_frames_names_are_not_bounded() {
+    let code = "def area(shape):\n    match shape:\n        case (w, h):\n            size = w * h\n        case _:\n            size = 0\n    return size\n\n\nprint(area((2, 3)))\n";
+    let inner = after_one(code, r#"<|line|>3 1 area <|vars|>{"shape":"(2, 3)"}"#, Action::StepInto);
+    assert!(inner.admits(r#"<|line|>4 1 area <|vars|>{"shape":"..","w":"2","h":"3"}"#));
+    let module = r#"<|line|>10 0 <module> <|vars|>{"area":"<function area>"}"#;
+    let hit = after_one(code, module, Action::Breakpoint(4));
+    assert!(hit.admits(r#"<|line|>4 1 area <|vars|>{"shape":"(2, 3)","w":"2","h":"3"}"#));
+}
