@@ -263,9 +263,6 @@ impl CodeFacts {
         found
     }
 
-    /// Whether [`evaluate`] may compute `node`'s value from the state: reprs are the
-    /// values' own and no operator, builtin or attribute can run the program's code, or
-    /// `node` is a name or a literal that runs none.
     /// The repr of the object an argument makes by calling one of the program's
     /// generator functions (`take(fibonacci(), 7)`), which runs none of its code: once
     /// the call it is handed to begins, the argument was made, and is a fresh generator.
@@ -278,6 +275,9 @@ impl CodeFacts {
             .then(|| format!("<generator object {name}>"))
     }
 
+    /// Whether [`evaluate`] may compute `node`'s value from the state: reprs are the
+    /// values' own and no operator, builtin or attribute can run the program's code, or
+    /// `node` is a name or a literal that runs none.
     fn evaluates(&self, node: Node<'_>) -> bool {
         let literal = match node.kind() {
             "identifier" | "integer" | "true" | "false" | "none" => true,

@@ -19,8 +19,7 @@ impl Scope {
     /// the step starts (it starts at the module's, or below every depth this scope runs
     /// at), so the activation that stops there has begun since.
     pub(super) fn first_arrival(&self, from: Option<u32>, event: StopKind, line: u32) -> Option<&Arrival> {
-        let fresh =
-            from.is_some_and(|d| d == 0 || self.depths.as_ref().is_some_and(|ds| ds.range(..=d).next().is_none()));
+        let fresh = from.is_some_and(|d| d == 0 || !self.runs_at_depth(0, Some(d)));
         (event == StopKind::Line && fresh)
             .then(|| self.first_arrivals.as_ref()?.get(&line))
             .flatten()

@@ -299,18 +299,8 @@ fn walk(
 /// `NAME = literal` with an immutable literal: the name and the literal's repr (the JSON
 /// string's contents).
 fn literal_binding(statement: Node<'_>, source: &[u8]) -> Option<(String, Vec<u8>)> {
-    let assignment = statement
-        .named_child(0)
-        .filter(|a| statement.kind() == "expression_statement" && a.kind() == "assignment")?;
-    let left = assignment
-        .child_by_field_name("left")
-        .filter(|l| l.kind() == "identifier")?;
-    if assignment.child_by_field_name("type").is_some() {
-        return None;
-    }
-    let repr = literal::repr(assignment.child_by_field_name("right")?, source)?;
-    let name = left.utf8_text(source).ok()?.to_owned();
-    globals::keeps_value(globals::Reads::Anywhere, &repr).then(|| (name, json_contents(&repr)))
+    let (name, repr) = literal::assignment(statement, source)?;
+    globals::keeps_value(globals::Reads::Anywhere, &repr).then(|| (name.to_owned(), json_contents(&repr)))
 }
 
 /// The blocks a compound statement runs (its body, its branches' and clauses' bodies).

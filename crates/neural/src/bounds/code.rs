@@ -65,8 +65,8 @@ pub(super) struct Scope {
     pub(super) statements: Option<Body>,
     /// The depths its frames can run at, where the calls tell ([`depths::depths`]).
     pub(super) depths: Option<BTreeSet<u32>>,
-    /// A function's (not a generator's): the names an activation may have bound when it
-    /// first reaches each statement's line ([`super::body::first_arrivals`]).
+    /// A function's (not a generator's): what an activation may show when it first
+    /// reaches each statement's line ([`super::body::first_arrivals`]).
     pub(super) first_arrivals: Option<BTreeMap<u32, super::body::Arrival>>,
 }
 
@@ -402,7 +402,7 @@ impl CodeFacts {
     }
 
     /// The one scope of `function` that holds `line`, if only one does.
-    fn scope_at(&self, function: &str, line: u32) -> Option<&Scope> {
+    pub(super) fn scope_at(&self, function: &str, line: u32) -> Option<&Scope> {
         let mut scopes = self.scopes.iter().filter(|s| s.name == function && s.holds(line));
         let scope = scopes.next()?;
         scopes.next().is_none().then_some(scope)

@@ -69,14 +69,20 @@ impl CodeFacts {
             return;
         }
         let (root, source) = (self.tree.root_node(), self.source.as_bytes());
-        if let Some(module) = module.filter(|m| m.depth == Some(0)) {
-            let reads = globals::module_reads(root, source, &self.program);
+        let module = module.filter(|m| m.depth == Some(0));
+        let function_line = from.filter(|f| f.depth.is_some_and(|d| d > 0)).and_then(|f| f.line);
+        let at = function_line.and_then(|line| self.top_level.at(line));
+        if module.is_none() && at.is_none() {
+            return;
+        }
+        let reads = globals::module_reads(root, source, &self.program);
+        if let Some(module) = module {
             let kept =
                 |(name, repr): &&(String, String)| reads.get(name).is_some_and(|r| globals::keeps_value(*r, repr));
             self.module_values = trace_lang::shown_vars(module).iter().filter(kept).cloned().collect();
         }
-        if let Some(line) = from.filter(|f| f.depth.is_some_and(|d| d > 0)).and_then(|f| f.line) {
-            for (name, repr) in globals::text_values(root, source, &self.program, line) {
+        if let Some(at) = at {
+            for (name, repr) in globals::text_values(root, source, &reads, at) {
                 if !self.module_values.iter().any(|(n, _)| *n == name) {
                     self.module_values.push((name, repr));
                 }

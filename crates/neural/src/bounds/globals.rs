@@ -122,29 +122,24 @@ pub(super) fn module_reads(root: Node<'_>, source: &[u8], program: &Program) -> 
     reads
 }
 
-/// The module variables a frame at `line` reads with the value the text alone gives
-/// them, for a question whose steps show no state of the module's: those [`module_reads`]
-/// allows, bound by a top-level `NAME = literal` (which cannot raise) before the
-/// top-level statement holding `line`. A frame there runs only once that statement runs
-/// (a function's `def` binds it only then), after every statement before it.
-pub(super) fn text_values(root: Node<'_>, source: &[u8], program: &Program, line: u32) -> Vec<(String, String)> {
-    let statements = named(root);
-    let Some(at) = statements
-        .iter()
-        .position(|s| (super::line_of(s.start_position().row)..=super::line_of(s.end_position().row)).contains(&line))
-    else {
-        return Vec::new();
-    };
-    let reads = module_reads(root, source, program);
-    statements[..at]
-        .iter()
-        .filter(|s| s.kind() == "expression_statement")
-        .filter_map(|s| s.named_child(0).filter(|a| a.kind() == "assignment"))
-        .filter_map(|assignment| {
-            let name = field(assignment, "left")?.utf8_text(source).ok()?;
-            let read = *reads.get(name)?;
-            let repr = literal::repr(field(assignment, "right")?, source)?;
-            keeps_value(read, &repr).then(|| (name.to_owned(), repr))
+/// The module variables read as `reads` ([`module_reads`]) that a frame in the module's
+/// top-level statement number `at` reads with the value the text alone gives them, for
+/// a question whose steps show no state of the module's that holds them: those bound by
+/// a top-level `NAME = literal` (which cannot raise) before that statement. A frame
+/// there runs only once that statement runs (a function's `def` binds it only then),
+/// after every statement before it.
+pub(super) fn text_values(
+    root: Node<'_>,
+    source: &[u8],
+    reads: &HashMap<String, Reads>,
+    at: usize,
+) -> Vec<(String, String)> {
+    named(root)
+        .into_iter()
+        .take(at)
+        .filter_map(|statement| {
+            let (name, repr) = literal::assignment(statement, source)?;
+            keeps_value(*reads.get(name)?, &repr).then(|| (name.to_owned(), repr))
         })
         .collect()
 }

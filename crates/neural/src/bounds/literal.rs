@@ -12,6 +12,22 @@ const MAX_REPR: usize = 200;
 /// The tracer writes containers past this many items its own way.
 const MAX_ITEMS: usize = 64;
 
+/// A statement `NAME = literal` (no annotation, one target): the name, and the repr
+/// its literal fixes ([`repr`]).
+pub(super) fn assignment<'s>(statement: Node<'_>, source: &'s [u8]) -> Option<(&'s str, String)> {
+    let assignment = statement
+        .named_child(0)
+        .filter(|a| statement.kind() == "expression_statement" && a.kind() == "assignment")?;
+    if assignment.child_by_field_name("type").is_some() {
+        return None;
+    }
+    let name = assignment
+        .child_by_field_name("left")
+        .filter(|l| l.kind() == "identifier")?;
+    let repr = repr(assignment.child_by_field_name("right")?, source)?;
+    Some((name.utf8_text(source).ok()?, repr))
+}
+
 /// The repr of the literal `node`, when its text alone fixes it.
 pub(super) fn repr(node: Node<'_>, source: &[u8]) -> Option<String> {
     let text = node.utf8_text(source).ok()?;

@@ -201,9 +201,7 @@ impl<'b> Scan<'b> {
     /// since reaches its line, where the text fixes it ([`super::arrival`]).
     fn arrival_value(&self, key: &[u8]) -> Option<&'b [u8]> {
         let facts = self.bounds.facts.as_ref()?;
-        let function = self.function.as_deref()?;
-        let mut scopes = facts.scopes.iter().filter(|s| s.name == function && s.holds(self.line));
-        let scope = scopes.next().filter(|_| scopes.next().is_none())?;
+        let scope = facts.scope_at(self.function.as_deref()?, self.line)?;
         let arrival = scope.first_arrival(self.bounds.fresh_below, self.event?, self.line)?;
         arrival.values.get(std::str::from_utf8(key).ok()?).map(Vec::as_slice)
     }
