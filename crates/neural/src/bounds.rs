@@ -1,18 +1,17 @@
 //! What the program's text and the debugger's contract say about the next state before
 //! any model is asked, so that decoding never writes a state the debugger could not stop at.
 //!
-//! From the code (tree-sitter, never a run): the lines that hold code; the scopes a
-//! frame can run (the module, each function, lambda, comprehension and class body) and
-//! the lines each spans; the names a frame of each scope can show. The module frame is
-//! the only one at depth 0.
+//! From the code (tree-sitter, never a run): the lines that hold code; the scopes a frame
+//! can run (the module, each function, lambda, comprehension and class body) and the lines
+//! each spans; the names a frame of each scope can show, and in what order. Only the
+//! module's frame is at depth 0.
 //!
-//! From the action and the state it starts at (the rules of [`StateTree::step`]):
-//! `step_over` inside a function that is not a generator stays in that frame;
-//! `step_return` stops at the frame's own return; `step_into` reaches one frame deeper
-//! only through a call event and `reverse_step_into` only through a return event;
-//! `continue` and `breakpoint:N` stop at a line of a set breakpoint. A breakpoint set
-//! earlier can also stop any forward step, so every step admits those lines too.
-//! The end of the program is always admitted (a run can be cut by its limits).
+//! From the action and the state it starts at (the rules of [`StateTree::step`]): `step_over`
+//! inside a function that is not a generator stays in that frame; `step_return` stops at the
+//! frame's own return; `step_into` reaches one frame deeper only through a call event and
+//! `reverse_step_into` only through a return event; `continue` and `breakpoint:N` stop at a line of
+//! a set breakpoint. A breakpoint set earlier can also stop any forward step, so every step admits
+//! those lines too. The end of the program is always admitted (a run can be cut by its limits).
 //!
 //! [`StateTree::step`]: replayground_shared::StateTree::step
 
@@ -38,6 +37,7 @@ mod globals;
 mod kept;
 mod literal;
 mod names;
+mod order;
 mod program;
 mod repr_shape;
 mod repr_text;
@@ -45,6 +45,7 @@ mod returned;
 mod scan;
 mod shape;
 mod values;
+mod varnames;
 
 pub use code::CodeFacts;
 use code::{CallNames, MODULE, Scope, ScopeKind, hidden, line_of};
@@ -161,8 +162,7 @@ impl Bounds {
         let from = prefix.steps.last().map(|s| &s.state);
         // The module runs once: every later state at depth 0 shows its names so far.
         let module = prefix.steps.iter().rposition(|s| s.state.depth == Some(0));
-        // The actions since the module's last state: forward ones (no jump) keep it
-        // running on, reverse ones took it back.
+        // The actions since the module's last state: forward ones (no jump) keep it running, reverse ones took it back.
         let later: Vec<Action> = module
             .map(|m| {
                 prefix.steps[m + 1..]
@@ -205,7 +205,7 @@ impl Bounds {
         }
         if let Some(m) = module.filter(|_| bounds.keeps_names(prefix.direction) && since == Some(Direction::Forward))
             && let Some(mut kept) =
-                (bounds.facts.as_ref()).and_then(|f| Kept::of(&prefix.steps[m].state, true, f.unbound.at_depth(0)))
+                (bounds.facts.as_ref()).and_then(|f| Kept::of(&prefix.steps[m].state, f.unbound.at_depth(0)))
         {
             // Steps that stop at every module event since: the answer, if at the module,
             // is its next event, so only the statement that ran can add names.
@@ -296,7 +296,7 @@ impl Bounds {
                 && let Some(mut kept) = bounds
                     .facts
                     .as_ref()
-                    .and_then(|f| Kept::of(from, module, f.unbound.at_depth(from.depth?)))
+                    .and_then(|f| Kept::of(from, f.unbound.at_depth(from.depth?)))
             {
                 let next_event = action == Action::StepInto || (no_breakpoints && action == Action::StepOver);
                 bounds.after_statement(&mut kept, from, Some(from), action, next_event);

@@ -34,6 +34,8 @@ pub(super) struct Statement {
     /// The names it binds whenever it completes (none for a branch, loop, `try`, `with`
     /// or `match`: a path through it may skip a binding), less those the tracer hides.
     pub(super) certain: Vec<String>,
+    /// A simple statement's stores, in the order they run ([`super::varnames::store_order`]).
+    stores: Vec<String>,
     form: Form,
     /// It binds literals and nothing else, so no exception ends the run there.
     pub(super) cannot_raise: bool,
@@ -78,6 +80,7 @@ impl Body {
                     names.retain(|n| !hidden(n));
                     names
                 },
+                stores: super::varnames::store_order(s, source),
                 form: match s.kind() {
                     "function_definition" | "class_definition" | "decorated_definition" => Form::Definition,
                     _ if flow::is_compound(s) => Form::Compound,
@@ -178,6 +181,13 @@ impl Body {
     /// The index of the first statement that may bind `name`.
     pub(super) fn first_binder(&self, name: &str) -> Option<usize> {
         self.0.iter().position(|s| s.names.contains(name))
+    }
+
+    /// Whether the statement `at` surely stores `a` after `b` (both, in that order).
+    pub(super) fn stores_later(&self, at: usize, a: &str, b: &str) -> bool {
+        let stores = &self.0[at].stores;
+        let place = |n: &str| stores.iter().position(|s| s == n);
+        place(a).zip(place(b)).is_some_and(|(a, b)| a > b)
     }
 
     /// The index of the first statement that always binds `name` when it completes.

@@ -156,7 +156,7 @@ pub struct CodeFacts {
     /// Whether the module's and plain class bodies' namespaces list their names in the
     /// order their statements first bind them: names are kept, the module unbinds none
     /// and nothing reaches its namespace from outside.
-    namespace_order: bool,
+    pub(super) namespace_order: bool,
     /// What the whole program says about code that can run unseen.
     pub(super) program: Program,
     /// The module's top-level statements (the module runs each once, in this order).
@@ -364,37 +364,9 @@ impl CodeFacts {
             .filter(move |name| !(unbound.contains(*name) || in_function && self.declared.contains(*name)))
     }
 
-    /// Whether a frame of `function` at an `event` at `line` may show `name` after the
-    /// names `written` before it. A namespace lists a name where it was first bound, so
-    /// in a body run once in order (the module, a plain class body) a name an earlier
-    /// statement always binds comes before one that only later statements can bind: none
-    /// written so far may come after `name`, and every name the frame must show that
-    /// comes before it is written already (else the state could not be finished).
-    pub(super) fn in_order(&self, function: &str, event: StopKind, line: u32, name: &str, written: &[Vec<u8>]) -> bool {
-        let Some(body) = self.ordered_body(function, line).filter(|_| self.namespace_order) else {
-            return true;
-        };
-        // A name `global` lets a function bind may be bound before any statement binds it.
-        let first = |n: &str| {
-            (function != MODULE || !self.globals.contains(n))
-                .then(|| body.first_binder(n))
-                .flatten()
-        };
-        let after_written = body.certain_binder(name).is_none_or(|bound| {
-            written
-                .iter()
-                .all(|w| first(&String::from_utf8_lossy(w)).is_none_or(|f| f <= bound))
-        });
-        let missing_before = first(name).is_some_and(|f| {
-            self.required(function, event, line)
-                .any(|r| !written.iter().any(|w| w == r.as_bytes()) && body.certain_binder(r).is_some_and(|c| c < f))
-        });
-        after_written && !missing_before
-    }
-
     /// The body that a frame of `function` stopped at `line` runs once, in order: the
     /// module's, or the one plain class body of that name that holds `line`.
-    fn ordered_body(&self, function: &str, line: u32) -> Option<&Body> {
+    pub(super) fn ordered_body(&self, function: &str, line: u32) -> Option<&Body> {
         if function == MODULE {
             return Some(&self.top_level);
         }

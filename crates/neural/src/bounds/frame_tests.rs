@@ -629,3 +629,26 @@ fn a_value_starts_with_a_dot_only_where_it_may_be_unchanged() {
         "the previous state not known"
     );
 }
+
+#[test]
+fn a_functions_locals_keep_the_order_they_were_first_shown_in() {
+    // The tracer's every event brings `f_locals` up to date: a name bound since is added
+    // at its end, whatever its place in the code (CPython 3.11 shows `y` before `x`).
+    let code = "def f(n):\n    for i in range(2):\n        if i == 1:\n            x = 1\n        y = 2\n    return 0\n\n\nf(3)\n";
+    let into = after_one(
+        code,
+        r#"<|line|>4 1 f <|vars|>{"n":"3","i":"1","y":"2"}"#,
+        Action::StepInto,
+    );
+    assert!(into.admits(r#"<|line|>5 1 f <|vars|>{"n":"..","i":"..","y":"..","x":"1"}"#));
+    assert!(!into.admits(r#"<|line|>5 1 f <|vars|>{"n":"..","i":"..","x":"1","y":".."}"#));
+    // Stepping back in the same frame, it showed a prefix of its names then.
+    let back = one_step_back(code, r#"<|line|>5 1 f <|vars|>{"n":"3","i":"1","y":"2","x":"1"}"#);
+    assert!(back.admits(r#"<|line|>4 1 f <|vars|>{"n":"..","i":"..","y":".."}"#));
+    assert!(!back.admits(r#"<|line|>4 1 f <|vars|>{"n":"..","y":"..","i":".."}"#));
+    assert!(!back.admits(r#"<|line|>4 1 f <|vars|>{"i":"..","n":".."}"#));
+    // A program that unbinds a name may show it again at the end.
+    let unbinding = code.replace("    return 0\n", "    del y\n    return 0\n");
+    let back = one_step_back(&unbinding, r#"<|line|>5 1 f <|vars|>{"n":"3","i":"1","x":"1","y":"2"}"#);
+    assert!(back.admits(r#"<|line|>4 1 f <|vars|>{"n":"..","i":"..","x":"..","y":".."}"#));
+}

@@ -17,8 +17,15 @@ pub(super) struct Kept {
     pub(super) function: String,
     pub(super) names: Vec<Vec<u8>>,
     /// New names come only after all of these: the module's globals are a dict, which
-    /// keeps insertion order (a function's locals keep the code's order instead).
+    /// keeps insertion order, and so is a function's `f_locals`, which the tracer's every
+    /// event brings up to date (a name bound since is added at its end).
     pub(super) appended: bool,
+    /// When the answer is the frame's next event: the order in which names new since
+    /// `names` come (each one's place, where the code tells: [`super::varnames`]).
+    pub(super) fresh_order: Vec<Vec<u8>>,
+    /// Stepping back in the same frame: the names the frame shows are a prefix of these
+    /// (it unbinds none, and a namespace only ever adds names at its end).
+    pub(super) prefix: bool,
     /// When the answer is the frame's next event after a line event: the only names it
     /// can show besides these.
     pub(super) fresh: Option<HashSet<Vec<u8>>>,
@@ -62,10 +69,10 @@ impl Kept {
     }
 
     /// What `state` says its frame's next state shows, in a program that may unbind the
-    /// names `unbound` in that frame (they are `optional`, not kept). The module's new
-    /// names come last (`appended`) unless it shows one of them now: a name it keeps may
-    /// then come after one it lost.
-    pub(super) fn of(state: &State, appended: bool, unbound: &HashSet<String>) -> Option<Self> {
+    /// names `unbound` in that frame (they are `optional`, not kept). New names come last
+    /// (`appended`) unless it shows one of them now: a name it keeps may then come after
+    /// one it lost.
+    pub(super) fn of(state: &State, unbound: &HashSet<String>) -> Option<Self> {
         let vars = if state.depth == Some(0) {
             &state.globals
         } else {
@@ -78,7 +85,9 @@ impl Kept {
             .map(|(n, _)| n.as_str())
             .partition(|n| unbound.contains(*n));
         Some(Self {
-            appended: appended && optional.is_empty(),
+            appended: optional.is_empty(),
+            prefix: false,
+            fresh_order: Vec::new(),
             depth: state.depth?,
             function: state.function.clone()?,
             names: names.into_iter().map(|n| n.as_bytes().to_vec()).collect(),
@@ -103,6 +112,8 @@ impl Kept {
             fresh: (!names.is_empty()).then(HashSet::new),
             names: names.into_iter().map(String::into_bytes).collect(),
             appended: false,
+            prefix: false,
+            fresh_order: Vec::new(),
             values,
             required: Vec::new(),
             statement_lines: BTreeSet::new(),
@@ -114,13 +125,19 @@ impl Kept {
     }
 
     /// Stepping back from `from`: the frame's event before it shows no name `from` does
-    /// not (any of them, in the code's order), and may show any name the program unbinds
-    /// in such a frame.
+    /// not. Where the program unbinds no name in such a frame, it shows a prefix of them
+    /// (names are only ever added at the namespace's end); otherwise any of them, in any
+    /// order, and any name the program unbinds.
     fn before(from: &State, unbound: &Unbound) -> Option<Self> {
         let unbound = unbound.at_depth(from.depth?);
-        let mut kept = Self::of(from, false, unbound)?;
-        kept.fresh = Some(kept.names.drain(..).collect());
-        kept.optional = unbound.iter().map(|n| n.as_bytes().to_vec()).collect();
+        let mut kept = Self::of(from, unbound)?;
+        if unbound.is_empty() {
+            kept.prefix = true;
+            kept.fresh = Some(HashSet::new());
+        } else {
+            kept.fresh = Some(kept.names.drain(..).collect());
+            kept.optional = unbound.iter().map(|n| n.as_bytes().to_vec()).collect();
+        }
         Some(kept)
     }
 }
@@ -230,6 +247,9 @@ impl Bounds {
             }
         }
         kept.fresh = Some(facts.fresh_names(&effects));
+        if let (Some(function), Some(line)) = (from.function.as_deref(), from.line) {
+            kept.fresh_order = facts.fresh_order(function, line);
+        }
         kept.statement_lines = effects.lines;
     }
 

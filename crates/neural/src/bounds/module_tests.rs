@@ -238,3 +238,34 @@ fn a_step_from_a_module_line_raises_or_returns_only_in_that_statement() {
     }
     assert!(!from_x.admits(r#"<|exception|>8 0 <module> <|vars|>{"f":"..","x":"1","y":"[1]"} <|value|>"TypeError()""#));
 }
+
+#[test]
+fn names_one_statement_binds_enter_the_module_in_the_order_it_stores_them() {
+    let code = "def pair():\n    return 'nut', 1\n\n\nitem, position = pair()\nfirst = last = item\nprint(item)\n";
+    let over = after_one(
+        code,
+        r#"<|line|>5 0 <module> <|vars|>{"pair":"<function pair>"}"#,
+        Action::StepOver,
+    );
+    assert!(over.admits(r#"<|line|>6 0 <module> <|vars|>{"pair":"..","item":"'nut'","position":"1"}"#));
+    assert!(!over.admits(r#"<|line|>6 0 <module> <|vars|>{"pair":"..","position":"1","item":"'nut'"}"#));
+    let chained = after_one(
+        code,
+        r#"<|line|>6 0 <module> <|vars|>{"pair":"<function pair>","item":"'nut'","position":"1"}"#,
+        Action::StepOver,
+    );
+    assert!(chained.admits(
+        r#"<|line|>7 0 <module> <|vars|>{"pair":"..","item":"..","position":"..","first":"'nut'","last":"'nut'"}"#
+    ));
+    assert!(!chained.admits(
+        r#"<|line|>7 0 <module> <|vars|>{"pair":"..","item":"..","position":"..","last":"'nut'","first":"'nut'"}"#
+    ));
+    // A `:=` may store on one branch only: its statement's order is left open.
+    let walrus = "flag = True\na, b = (c := 1) if flag else 0, 2\nprint(a)\n";
+    let over = after_one(
+        walrus,
+        r#"<|line|>2 0 <module> <|vars|>{"flag":"True"}"#,
+        Action::StepOver,
+    );
+    assert!(over.admits(r#"<|line|>3 0 <module> <|vars|>{"flag":"..","c":"1","a":"1","b":"2"}"#));
+}

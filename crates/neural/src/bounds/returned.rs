@@ -77,7 +77,7 @@ impl Bounds {
             facts
                 .effects(function, line)
                 .filter(|_| from.function.as_deref() == Some(callee.as_str())),
-            Kept::of(caller, depth == 1, facts.unbound.at_depth(depth - 1)),
+            Kept::of(caller, facts.unbound.at_depth(depth - 1)),
         ) else {
             return;
         };
@@ -96,6 +96,7 @@ impl Bounds {
             }
         }
         kept.fresh = Some(facts.fresh_names(&effects));
+        kept.fresh_order = facts.fresh_order(function, line);
         kept.statement_lines = effects.lines;
         if let Completion::Assign(name) = &completion {
             kept.values.insert(name.as_bytes().to_vec(), json_contents(&value));

@@ -419,10 +419,6 @@ impl<'b> Scan<'b> {
             Some(kept) => (kept.names.get(self.next_kept), kept.names.as_slice()),
             None => (None, &[][..]),
         };
-        if due.is_some_and(|due| if whole { due == key } else { due.starts_with(key) }) {
-            return true;
-        }
-        let new_allowed = self.kept.is_none_or(|k| !k.appended || due.is_none());
         let taken = |name: &[u8]| self.keys.iter().any(|k| k == name) || kept.iter().any(|k| k == name);
         let frame_admits = |name: &[u8], whole: bool| match (&self.function, self.event) {
             (Some(function), Some(event)) => self
@@ -430,6 +426,19 @@ impl<'b> Scan<'b> {
                 .admits_key(event, function, self.line, name, &self.keys, &taken, whole),
             _ => true,
         };
+        if let Some(due) = due.filter(|due| if whole { *due == key } else { due.starts_with(key) }) {
+            // Stepping back, the frame may have shown fewer names: the next must be one it
+            // could show then.
+            let written = |name: &[u8]| self.keys.iter().any(|k| k == name);
+            return self.kept.is_none_or(|k| !k.prefix)
+                || match (&self.function, self.event) {
+                    (Some(function), Some(event)) => self
+                        .bounds
+                        .admits_key(event, function, self.line, due, &self.keys, &written, true),
+                    _ => true,
+                };
+        }
+        let new_allowed = self.kept.is_none_or(|k| !k.appended || due.is_none());
         // One name must meet every bound: a fresh one the frame can show (two names
         // each meeting one would lead the decoder to a dead end).
         let fits = |n: &Vec<u8>| {
@@ -437,12 +446,41 @@ impl<'b> Scan<'b> {
                 && !taken(n)
                 && (if whole { n == key } else { n.starts_with(key) })
                 && frame_admits(n, true)
+                && self.in_fresh_order(n)
         };
         let admitted = match self.kept.and_then(|k| k.fresh.as_ref()) {
             Some(fresh) => fresh.iter().any(fits) || self.kept.is_some_and(|k| k.optional.iter().any(fits)),
             None => frame_admits(key, whole),
         };
         new_allowed && admitted && (!whole || !taken(key))
+    }
+
+    /// Whether the answer comes after the statement that ran completed: a line event
+    /// past it, or the frame's return.
+    fn completed(&self, kept: &Kept) -> bool {
+        match self.event {
+            Some(StopKind::Line) => !kept.statement_lines.contains(&self.line),
+            Some(StopKind::Return) => true,
+            _ => false,
+        }
+    }
+
+    /// Whether `name`, new in this state, may come now in the order the frame adds new
+    /// names between two events: after each new one written so far, and after every one
+    /// it must show that comes before it.
+    fn in_fresh_order(&self, name: &[u8]) -> bool {
+        let Some(kept) = self.kept else { return true };
+        let place = |n: &[u8]| kept.fresh_order.iter().position(|o| o == n);
+        let Some(at) = place(name) else { return true };
+        let new = |n: &[u8]| !kept.names.iter().any(|k| k == n);
+        let written = |n: &[u8]| self.keys.iter().any(|k| k == n);
+        let after_written = self.keys.iter().all(|k| !new(k) || place(k).is_none_or(|p| p < at));
+        let missing_before = self.completed(kept)
+            && kept
+                .required
+                .iter()
+                .any(|r| new(r) && !written(r) && place(r).is_some_and(|p| p < at));
+        after_written && !missing_before
     }
 
     /// Whether every name the frame must show again has been written, and, past the
@@ -464,13 +502,9 @@ impl<'b> Scan<'b> {
         called
             && body_so_far
             && self.kept.is_none_or(|k| {
-                let completed = match self.event {
-                    Some(StopKind::Line) => !k.statement_lines.contains(&self.line),
-                    Some(StopKind::Return) => true,
-                    _ => false,
-                };
+                let completed = self.completed(k);
                 let past = |end: u32| self.line > end && self.event.is_some_and(|e| e != StopKind::Call);
-                self.next_kept >= k.names.len()
+                (k.prefix || self.next_kept >= k.names.len())
                     && (!completed || k.required.iter().all(|name| self.keys.contains(name)))
                     && k.completed
                         .iter()

@@ -4,7 +4,7 @@
 use replayground_shared::Action;
 use replayground_shared::trace_lang::Direction;
 
-use super::tests::{after_one, before_one};
+use super::tests::{after_one, before_one, state};
 use super::*;
 
 #[test]
@@ -578,4 +578,30 @@ fn a_match_statements_case_patterns_bind_names_so_the_frames_names_are_not_bound
     let module = r#"<|line|>10 0 <module> <|vars|>{"area":"<function area>"}"#;
     let hit = after_one(code, module, Action::Breakpoint(4));
     assert!(hit.admits(r#"<|line|>4 1 area <|vars|>{"shape":"(2, 3)","w":"2","h":"3"}"#));
+}
+
+#[test]
+fn names_new_at_a_frames_next_event_come_in_the_order_the_code_first_meets_them() {
+    let code = "TABLE = [(10, 'X'), (5, 'V')]\n\n\ndef to_roman(n):\n    out = ''\n    for value, symbol in TABLE:\n        while n >= value:\n            out += symbol\n            n -= value\n    return out\n\n\nprint(to_roman(14))\n";
+    let header = r#"<|line|>6 1 to_roman <|vars|>{"n":"14","out":"''"}"#;
+    let into = after_one(code, header, Action::StepInto);
+    assert!(into.admits(r#"<|line|>7 1 to_roman <|vars|>{"n":"..","out":"..","value":"10","symbol":"'X'"}"#));
+    assert!(
+        !into.admits(r#"<|line|>7 1 to_roman <|vars|>{"n":"..","out":"..","symbol":"'X'","value":"10"}"#),
+        "`for value, symbol in TABLE` stores `value` first"
+    );
+    let mut scan = into.scan();
+    assert!(
+        !scan.feed(br#"<|line|>7 1 to_roman <|vars|>{"n":"..","out":"..","symbol"#),
+        "`value` must come, and before `symbol`"
+    );
+    // A step that may cross several of the frame's events (a continue) leaves it open.
+    let far = Bounds::new(
+        code,
+        Some(&state(header, None)),
+        Direction::Forward,
+        Action::Continue,
+        Some(&BTreeSet::from([7])),
+    );
+    assert!(far.admits(r#"<|line|>7 1 to_roman <|vars|>{"n":"..","out":"..","symbol":"'X'","value":"10"}"#));
 }
