@@ -169,6 +169,10 @@ pub(super) struct ReprShape<'w> {
     word: Vec<u8>,
     /// The last three bytes: `...` marks a cut.
     last: [u8; 3],
+    /// Inside a list, dict or set display: 1 right after a `,`, 2 after `, `. Their reprs
+    /// put a space and an item after every comma outside a string (a call-like repr
+    /// may not: `Field(name=None,type=None,...)`).
+    comma: u8,
     unchanged: bool,
 }
 
@@ -184,6 +188,7 @@ impl<'w> ReprShape<'w> {
             string: None,
             word: Vec::new(),
             last: [0; 3],
+            comma: 0,
         }
     }
 
@@ -222,11 +227,8 @@ impl<'w> ReprShape<'w> {
                 c == b'.' && n < 2
             }
             Top::Number => {
-                // No number's repr has a leading zero: `0` is followed by `.` or `j` if anything.
-                let zero = matches!(self.word.as_slice(), b"0" | b"-0");
                 self.word.push(c);
-                (c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_'))
-                    && (!zero || matches!(c, b'.' | b'j'))
+                number(&self.word).is_some()
             }
             Top::Word => {
                 // A dotted name's parts are names: none empty, none starting with a digit.
@@ -319,6 +321,23 @@ impl<'w> ReprShape<'w> {
     /// A byte inside brackets, outside any string.
     fn inside(&mut self, c: u8) -> bool {
         let in_object = self.closers.last() == Some(&b'>');
+        let comma = std::mem::take(&mut self.comma);
+        if matches!(self.closers.last(), Some(b']' | b'}')) {
+            let fits = match comma {
+                // A cut may come anywhere: `[1, 2,...`.
+                1 => matches!(c, b' ' | b'.'),
+                2 => !matches!(c, b' ' | b',' | b')' | b']' | b'}'),
+                _ => true,
+            };
+            if !fits {
+                return false;
+            }
+            self.comma = match c {
+                b',' => 1,
+                b' ' if comma == 1 => 2,
+                _ => 0,
+            };
+        }
         match c {
             b'\'' | b'"' => self.string = Some((c, false)),
             b'<' => self.closers.push(b'>'),
@@ -363,12 +382,67 @@ impl<'w> ReprShape<'w> {
     pub(super) fn complete(&self) -> bool {
         let cut = self.last == *b"...";
         cut || match self.top {
-            Top::Number | Top::Done | Top::Off => true,
+            Top::Number => number(&self.word) == Some(true),
+            Top::Done | Top::Off => true,
             Top::Dots(n) => n == 2,
             Top::Word => KEYWORDS.contains(&self.word.as_slice()),
             Top::Start | Top::Open | Top::Bar(_) => false,
         }
     }
+}
+
+/// Whether `word` starts the repr of an `int`, a `float` or an imaginary `complex`
+/// (`-12`, `0.5`, `1e-05`, `-inf`, `2j`), or such a repr cut (`1234...`): `None` when no
+/// such repr starts so, else whether it can end here. No number's repr has a leading
+/// zero, an underscore, or a sign but after the `e` of its exponent.
+fn number(word: &[u8]) -> Option<bool> {
+    #[derive(Clone, Copy)]
+    enum At {
+        Sign,
+        Int,
+        Point,
+        Fraction,
+        E,
+        ExponentSign,
+        Exponent,
+        Imaginary,
+        /// `inf` or `nan`: the letters read so far.
+        Letters(&'static [u8], usize),
+        /// The dots of a cut read so far.
+        Cut(u8),
+    }
+    let mut at = At::Sign;
+    let mut zero = false;
+    for (i, &c) in word.iter().enumerate() {
+        at = match (at, c) {
+            (At::Sign, b'-') if i == 0 => At::Sign,
+            (At::Sign, b'0'..=b'9') => {
+                zero = c == b'0';
+                At::Int
+            }
+            (At::Sign, b'i') => At::Letters(b"inf", 1),
+            (At::Sign, b'n') => At::Letters(b"nan", 1),
+            (At::Letters(w, n), _) if n < w.len() && w[n] == c => At::Letters(w, n + 1),
+            (At::Int, b'0'..=b'9') if !zero => At::Int,
+            (At::Int, b'.') => At::Point,
+            (At::Point | At::Fraction, b'0'..=b'9') => At::Fraction,
+            (At::Point, b'.') => At::Cut(2),
+            (At::Int | At::Fraction, b'e') if !zero || matches!(at, At::Fraction) => At::E,
+            (At::E, b'+' | b'-') => At::ExponentSign,
+            (At::ExponentSign | At::Exponent, b'0'..=b'9') => At::Exponent,
+            (At::Int | At::Fraction | At::Exponent, b'j') => At::Imaginary,
+            (At::Letters(w, n), b'j') if n == w.len() => At::Imaginary,
+            (At::Fraction | At::Exponent, b'.') => At::Cut(1),
+            (At::Cut(n), b'.') if n < 3 => At::Cut(n + 1),
+            _ => return None,
+        };
+    }
+    Some(match at {
+        At::Int | At::Fraction | At::Exponent | At::Imaginary => true,
+        At::Letters(w, n) => n == w.len(),
+        At::Cut(n) => n == 3,
+        At::Sign | At::Point | At::E | At::ExponentSign => false,
+    })
 }
 
 #[cfg(test)]
@@ -419,6 +493,7 @@ mod tests {
             "..",
             "{'a': {...}}",
             "[1, 2, 3, 4, ...",
+            "[1, 2, 3, 4,...",
             "'unterminated and cut ...",
             "<repr failed: ValueError>",
         ] {
@@ -448,8 +523,28 @@ mod tests {
         assert!(shape("Counter.1").is_none(), "a part starting with a digit");
         assert!(shape("Counter.a1.b_(").is_some());
         assert!(shape("00").is_none() && shape("-01").is_none(), "a leading zero");
-        for number in ["0", "0.5", "-0.0", "0j", "10", "-3", "1e-05", "-inf"] {
+        for number in [
+            "0", "0.5", "-0.0", "0j", "10", "-3", "1e-05", "-inf", "1e+16", "1.5e+16", "-2j", "1.5e-07j", "-infj",
+            "12345...", "0.123...",
+        ] {
             assert!(whole(number), "{number}");
+        }
+        for made_up in ["3+4+2x", "1_000", "12abc", "1.2.3", "1e5", "0x1f", "1-2", "--1", "-nat"] {
+            assert!(!whole(made_up), "{made_up}");
+        }
+        assert!(!whole("1e") && !whole("-") && !whole("1."), "not finished");
+        for made_up in ["[None, ]", "[1,2]", "{1,}", "[1,  2]", "[1, , 2]", "{'a': 1, }"] {
+            assert!(shape(made_up).is_none(), "{made_up}");
+        }
+        for real in [
+            "(1,)",
+            "[(1,), (2,)]",
+            "<Pair [1,2]>",
+            "['a,b', 'c, ]']",
+            "Counter(a=[1, 2], b=(3,))",
+            "Counter(a=1,b=2)",
+        ] {
+            assert!(shape(real).is_some(), "{real}");
         }
     }
 
