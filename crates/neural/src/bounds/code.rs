@@ -68,6 +68,9 @@ pub(super) struct Scope {
     /// A function's (not a generator's): what an activation may show when it first
     /// reaches each statement's line ([`super::body::first_arrivals`]).
     pub(super) first_arrivals: Option<BTreeMap<u32, super::body::Arrival>>,
+    /// A function's plain locals past its parameters, in CPython's order, where the text
+    /// tells ([`super::varnames::local_order`]).
+    pub(super) local_order: Option<Vec<String>>,
 }
 
 /// What kind of code a scope is.
@@ -191,6 +194,7 @@ impl CodeFacts {
             statements: None,
             depths: None,
             first_arrivals: None,
+            local_order: None,
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
@@ -541,6 +545,7 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 statements: None,
                 depths: None,
                 first_arrivals: None,
+                local_order: None,
             });
         }
         let mut cursor = node.walk();
@@ -594,6 +599,7 @@ fn narrow_to_bindings(
                         let resumed = scopes[at].generator;
                         scopes[at].first_arrivals =
                             (!resumed).then(|| super::body::first_arrivals(node, body, source, declared));
+                        scopes[at].local_order = super::varnames::local_order(node, source);
                     }
                     functions.push((at, node.start_byte(), node.end_byte(), own));
                 }

@@ -7,10 +7,8 @@
 use replayground_shared::StopKind;
 
 use super::code::{CodeFacts, MODULE, ScopeKind};
-use super::flow::named;
-use super::varnames::local_order;
 #[cfg(doc)]
-use super::varnames::store_order;
+use super::varnames::{local_order, store_order};
 
 impl CodeFacts {
     /// Whether a frame of `function` at an `event` at `line` may show `name` after the
@@ -52,20 +50,10 @@ impl CodeFacts {
     /// where it cannot tell: the program may unbind a name (a name bound again goes to
     /// the end), or the frame is no plain function's.
     pub(super) fn fresh_order(&self, function: &str, line: u32) -> Vec<Vec<u8>> {
-        let Some(scope) = self
-            .scope_at(function, line)
+        self.scope_at(function, line)
             .filter(|s| s.kind == ScopeKind::Function && self.names_kept && self.unbound.in_functions.is_empty())
-        else {
-            return Vec::new();
-        };
-        let mut stack = vec![self.tree.root_node()];
-        while let Some(node) = stack.pop() {
-            if node.kind() == "function_definition" && super::line_of(node.start_position().row) == scope.header {
-                let order = local_order(node, self.source.as_bytes()).unwrap_or_default();
-                return order.into_iter().map(String::into_bytes).collect();
-            }
-            stack.extend(named(node));
-        }
-        Vec::new()
+            .and_then(|s| s.local_order.as_ref())
+            .map(|order| order.iter().map(|n| n.as_bytes().to_vec()).collect())
+            .unwrap_or_default()
     }
 }

@@ -420,23 +420,18 @@ impl<'b> Scan<'b> {
             None => (None, &[][..]),
         };
         let taken = |name: &[u8]| self.keys.iter().any(|k| k == name) || kept.iter().any(|k| k == name);
-        let frame_admits = |name: &[u8], whole: bool| match (&self.function, self.event) {
+        let admits = |name: &[u8], whole: bool, taken: &dyn Fn(&[u8]) -> bool| match (&self.function, self.event) {
             (Some(function), Some(event)) => self
                 .bounds
-                .admits_key(event, function, self.line, name, &self.keys, &taken, whole),
+                .admits_key(event, function, self.line, name, &self.keys, taken, whole),
             _ => true,
         };
+        let frame_admits = |name: &[u8], whole: bool| admits(name, whole, &taken);
         if let Some(due) = due.filter(|due| if whole { *due == key } else { due.starts_with(key) }) {
             // Stepping back, the frame may have shown fewer names: the next must be one it
             // could show then.
             let written = |name: &[u8]| self.keys.iter().any(|k| k == name);
-            return self.kept.is_none_or(|k| !k.prefix)
-                || match (&self.function, self.event) {
-                    (Some(function), Some(event)) => self
-                        .bounds
-                        .admits_key(event, function, self.line, due, &self.keys, &written, true),
-                    _ => true,
-                };
+            return self.kept.is_none_or(|k| !k.prefix) || admits(due, true, &written);
         }
         let new_allowed = self.kept.is_none_or(|k| !k.appended || due.is_none());
         // One name must meet every bound: a fresh one the frame can show (two names
