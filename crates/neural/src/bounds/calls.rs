@@ -7,7 +7,7 @@ use tree_sitter::Node;
 
 use super::code::{CodeFacts, Scope, ScopeKind};
 use super::effects::Program;
-use super::flow::{field, is_statement, named, normal_return_lines, plain_targets, span, statements_at};
+use super::flow::{field, is_statement, named, plain_targets, span, statements_at};
 use super::shape::{Events, Shape};
 use super::{line_of, runs_the_statement};
 
@@ -134,9 +134,15 @@ impl CodeFacts {
         if !self.surely_calls(function, line) {
             return None;
         }
-        let plain = |name: &str| self.program.plain_functions.contains(name);
+        let inits = &self.program.class_inits;
+        let plain = |name: &str| self.program.plain_functions.contains(name) || inits.contains_key(name);
         let pure = |name: &str| self.program.pure_builtin(name) || (name == "print" && self.program.quiet_print);
-        let (name, at) = first_callee(self.tree.root_node(), self.source.as_bytes(), line, &plain, &pure)?;
+        let callees = Callees {
+            plain: &plain,
+            pure: &pure,
+            init: &|name: &str| inits.get(name).copied(),
+        };
+        let (name, at) = first_callee(self.tree.root_node(), self.source.as_bytes(), line, &callees)?;
         let scope = self.entered(&name, at, line)?;
         let class = scope.kind == ScopeKind::Class;
         (class || !self.program.implicit_calls).then(|| (name.clone(), scope.first))
@@ -161,13 +167,14 @@ impl CodeFacts {
     /// `depth` having stopped at it on `line`, when the code tells: its one piece of the
     /// program's code ([`Self::first_callee`]) returning without raising, as it did if the
     /// statement went on: a comprehension on its own line, a function on one of the lines
-    /// [`normal_return_lines`] finds.
+    /// [`super::flow::normal_return_lines`] finds.
     pub(super) fn last_return(&self, function: &str, line: u32, depth: u32) -> Option<Shape> {
         let (name, first) = self.first_callee(function, line)?;
         let lines = if name.starts_with('<') {
             BTreeSet::from([first])
         } else {
-            normal_return_lines(self.tree.root_node(), self.source.as_bytes(), &name)?
+            let scope = self.scopes.iter().find(|s| s.name == name && s.first == first)?;
+            scope.normal_returns.clone()?
         };
         Some(Shape {
             function: Some(name),
@@ -239,11 +246,23 @@ fn class_starting(root: Node<'_>, line: u32) -> Option<Node<'_>> {
     })
 }
 
+/// Which names a call of can run the program's code ([`first_callee`]).
+pub(super) struct Callees<'a> {
+    /// A plain function's or a plain class's name: the call surely starts one frame.
+    pub(super) plain: &'a dyn Fn(&str) -> bool,
+    /// A builtin that runs nothing of the program's.
+    pub(super) pure: &'a dyn Fn(&str) -> bool,
+    /// A class whose call runs an `__init__` of the program first and last: that `def`'s line.
+    pub(super) init: &'a dyn Fn(&str) -> Option<u32>,
+}
+
 /// The frame a step into the statement at `line` reaches first, when the text tells: the
-/// scope's name, and for a comprehension its line (a function is found by its name).
+/// scope's name, and for a comprehension or an `__init__` its first line (a function is
+/// found by its name).
 /// That is the body of an undecorated `class` statement whose bases are plain names; or,
 /// for a simple statement alone on its line that surely calls (see [`surely_calls`]), the
-/// one piece of the program's code it runs: a call of a function `plain` names, or a
+/// one piece of the program's code it runs: a call of a function `plain` names (of a
+/// class `init` names: its `__init__`, which starts first and returns last), or a
 /// list, set or dict comprehension (only its first iterable is evaluated outside it),
 /// where every other call is to a builtin `pure` names without keyword arguments and
 /// nothing else can start a frame (no generator expression, no other callee). The caller
@@ -252,9 +271,9 @@ pub(super) fn first_callee(
     root: Node<'_>,
     source: &[u8],
     line: u32,
-    plain: &dyn Fn(&str) -> bool,
-    pure: &dyn Fn(&str) -> bool,
+    callees: &Callees<'_>,
 ) -> Option<(String, Option<u32>)> {
+    let Callees { plain, pure, init } = callees;
     let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default();
     if let Some(class) = class_starting(root, line) {
         let bases_are_names = field(class, "superclasses").is_none_or(|bases| {
@@ -276,7 +295,9 @@ pub(super) fn first_callee(
                     let mut cursor = a.walk();
                     a.named_children(&mut cursor).any(|c| c.kind() == "keyword_argument")
                 });
-                if plain(name) {
+                if let Some(at) = init(name) {
+                    entries.push(("__init__".to_owned(), Some(at)));
+                } else if plain(name) {
                     entries.push((name.to_owned(), None));
                 } else if !pure(name) || keywords {
                     return None;

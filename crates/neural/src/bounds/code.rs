@@ -71,6 +71,9 @@ pub(super) struct Scope {
     /// A function's plain locals past its parameters, in CPython's order, where the text
     /// tells ([`super::varnames::local_order`]).
     pub(super) local_order: Option<Vec<String>>,
+    /// A function's lines that can return without raising, where the text tells
+    /// ([`super::flow::normal_return_lines`]).
+    pub(super) normal_returns: Option<BTreeSet<u32>>,
 }
 
 /// What kind of code a scope is.
@@ -195,6 +198,7 @@ impl CodeFacts {
             depths: None,
             first_arrivals: None,
             local_order: None,
+            normal_returns: None,
         }];
         let mut names_known = true;
         collect_scopes(root, source, &mut scopes, &mut names_known);
@@ -546,6 +550,7 @@ fn collect_scopes(node: Node<'_>, source: &[u8], scopes: &mut Vec<Scope>, names_
                 depths: None,
                 first_arrivals: None,
                 local_order: None,
+                normal_returns: None,
             });
         }
         let mut cursor = node.walk();
@@ -600,6 +605,7 @@ fn narrow_to_bindings(
                         scopes[at].first_arrivals =
                             (!resumed).then(|| super::body::first_arrivals(node, body, source, declared));
                         scopes[at].local_order = super::varnames::local_order(node, source);
+                        scopes[at].normal_returns = super::flow::normal_return_lines(node, source);
                     }
                     functions.push((at, node.start_byte(), node.end_byte(), own));
                 }

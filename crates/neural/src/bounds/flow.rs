@@ -562,17 +562,13 @@ pub(super) fn value_return_lines(root: Node<'_>, source: &[u8], name: &str) -> B
     lines
 }
 
-/// The lines where the top-level function `name` can return without raising: its own
-/// `return` statements (not a nested function's), and its body's last statement when
-/// that is simple (falling off the end returns there). `None` where the text cannot tell:
-/// no such undecorated function, a generator or coroutine (a `yield` or `await` returns
-/// too), a `try … finally` or `with` (whose exit runs between the `return` and the
-/// return), or a body that ends in a compound statement.
-pub(super) fn normal_return_lines(root: Node<'_>, source: &[u8], name: &str) -> Option<BTreeSet<u32>> {
-    let mut cursor = root.walk();
-    let function = root.named_children(&mut cursor).find(|n| {
-        n.kind() == "function_definition" && field(*n, "name").is_some_and(|f| f.utf8_text(source) == Ok(name))
-    })?;
+/// The lines where the function `definition` (its `def` node) can return without
+/// raising: its own `return` statements (not a nested function's), and its body's last
+/// statement when that is simple (falling off the end returns there). `None` where the
+/// text cannot tell: a generator or coroutine (a `yield` or `await` returns too), a
+/// `try … finally` or `with` (whose exit runs between the `return` and the return), or a
+/// body that ends in a compound statement.
+pub(super) fn normal_return_lines(function: Node<'_>, source: &[u8]) -> Option<BTreeSet<u32>> {
     if function.utf8_text(source).is_ok_and(|t| t.starts_with("async")) {
         return None;
     }

@@ -65,6 +65,8 @@ fn values_of_code(root: Node<'_>, source: &[u8], program: &mut Program) {
                 let named = is_field(node, "name") && matches!(parent, "function_definition" | "class_definition");
                 let called = is_field(node, "function") && parent == "call";
                 let object = is_field(node, "object") && parent == "attribute";
+                // `x.push`'s name: the "attribute" arm above judges it.
+                let member = is_field(node, "attribute") && parent == "attribute";
                 // Through a tuple, a parenthesis or `as`: what holds the name.
                 let mut holder = node.parent();
                 while let Some(h) =
@@ -82,7 +84,7 @@ fn values_of_code(root: Node<'_>, source: &[u8], program: &mut Program) {
                             ))
                 });
                 let caught = holder.is_some_and(|h| matches!(h.kind(), "except_clause" | "except_group_clause"));
-                if !(named || called || object || typed || caught) {
+                if !(named || called || object || member || typed || caught) {
                     program.functions_escape = true;
                 }
             }

@@ -310,7 +310,8 @@ fn a_library_handed_nothing_it_could_call_back_runs_nothing_of_the_program() {
         "def wrap(text):",
         "class Words:\n    def upper(self):\n        return self\n\n\ndef wrap(text):",
     );
-    assert!(!CodeFacts::new(&method).expect("parses").calls_nothing("wrap", 11));
+    // `lines.append(word.upper())`, five lines down.
+    assert!(!CodeFacts::new(&method).expect("parses").calls_nothing("wrap", 12));
     let escaping = format!("{code}shout = lambda s: s.upper()\n");
     assert!(!CodeFacts::new(&escaping).expect("parses").calls_nothing("wrap", 6));
     let held = format!("{code}handlers = [wrap]\n");
@@ -604,4 +605,36 @@ fn names_new_at_a_frames_next_event_come_in_the_order_the_code_first_meets_them(
         Some(&BTreeSet::from([7])),
     );
     assert!(far.admits(r#"<|line|>7 1 to_roman <|vars|>{"n":"..","out":"..","symbol":"'X'","value":"10"}"#));
+}
+
+#[test]
+fn stepping_back_past_a_class_call_reaches_its_init_and_no_other_method() {
+    let code = "class Heap:\n    def __init__(self):\n        self.items = []\n\n    def push(self, value):\n        self.items.append(value)\n        return len(self.items)\n\n\nheap = Heap()\nfor value in [7, 3]:\n    heap.push(value)\nprint(heap.items)\n";
+    let back = |code: &str, from: &str| {
+        let mut t = super::tests::trajectory(code, &[(from, None)]);
+        t.direction = Direction::Inverse;
+        Bounds::after(&t, Action::ReverseStepInto)
+    };
+    // The loop has not begun: `heap = Heap()` ran last, and its last frame was `__init__`.
+    let header = r#"<|line|>11 0 <module> <|vars|>{"Heap":"<class '__main__.Heap'>","heap":"<__main__.Heap object>"}"#;
+    let init_return = r#"<|return|>3 1 __init__ <|vars|>{"self":"<__main__.Heap object>"} <|value|>"None""#;
+    let push_return = r#"<|return|>7 1 push <|vars|>{"self":"<__main__.Heap object>","value":"7"} <|value|>"1""#;
+    let into = back(code, header);
+    assert!(into.admits(init_return));
+    assert!(
+        !into.admits(push_return),
+        "the statement before calls no method but __init__"
+    );
+    // Before `__init__`'s call: the line that calls the class, not one calling a method.
+    let call = r#"<|call|>2 1 __init__ <|vars|>{"self":"<__main__.Heap object>"}"#;
+    let into = back(code, call);
+    assert!(into.admits(r#"<|line|>10 0 <module> <|vars|>{"Heap":"<class '__main__.Heap'>"}"#));
+    assert!(
+        !into.admits(r#"<|line|>12 0 <module> <|vars|>{"Heap":"..","heap":"..","value":"7"}"#),
+        "calling a method by its attribute does not let the method escape"
+    );
+    // A method held as a value may be anything's callee: the callers are not told.
+    let held = code.replace("print(heap.items)", "add = heap.push\nprint(heap.items)");
+    let into = back(&held, call);
+    assert!(into.admits(r#"<|line|>12 0 <module> <|vars|>{"Heap":"..","heap":"..","value":"7"}"#));
 }
