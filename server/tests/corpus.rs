@@ -240,7 +240,11 @@ mod training {
 
         // The checkpoint serves through candle-transformers with constrained decoding.
         let mut debugger = NeuralDebugger::load(straight.path()).expect("the checkpoint loads");
-        let heldout = load_trajectories(&corpus_dir.path().join("heldout.jsonl")).unwrap();
+        let heldout: Vec<_> = load_trajectories(&corpus_dir.path().join("heldout.jsonl"))
+            .unwrap()
+            .into_iter()
+            .map(replayground_server::neural::eval::Walk::from)
+            .collect();
         let sampling = Sampling {
             max_tokens: 48,
             ..Sampling::default()
@@ -258,7 +262,7 @@ mod training {
         assert_eq!((report.n, seen), (6, 6));
         assert_eq!(report.baselines["copy"].n, 6);
         assert!(report.tokens_generated > 0);
-        let example = &replayground_server::neural::eval::examples(&heldout[0]).unwrap()[0];
+        let example = &replayground_server::neural::eval::examples(&heldout[0].trajectory).unwrap()[0];
         let mut streamed = String::new();
         let p = debugger
             .predict(

@@ -150,7 +150,11 @@ async fn next_state_reports_are_identical_run_to_run() {
     build(&config, tracer, &Reference::default())
         .await
         .expect("the corpus builds");
-    let trajectories = eval::load_trajectories(&corpus.path().join("heldout.jsonl")).unwrap();
+    let trajectories: Vec<_> = eval::load_trajectories(&corpus.path().join("heldout.jsonl"))
+        .unwrap()
+        .into_iter()
+        .map(eval::Walk::from)
+        .collect();
     let mut debugger = NeuralDebugger::load(&model_dir()).unwrap();
     let mut report = || {
         let r = eval::next_state(
@@ -246,15 +250,24 @@ async fn the_realistic_benchmark_traces_every_program_and_scores_each_field() {
     let tracer = Tracer::new(sandbox(), DEFAULT_PYTHON, RunLimits::default());
     let first = real_bench::trajectories(&tracer, &programs, 1).await.unwrap();
     let again = real_bench::trajectories(&tracer, &programs, 1).await.unwrap();
-    let texts = |ts: &[replayground_shared::trace_lang::Trajectory]| -> Vec<String> {
-        ts.iter()
-            .map(|t| replayground_shared::trace_lang::serialize(t).unwrap())
+    let texts = |walks: &[eval::Walk]| -> Vec<(String, Option<std::collections::BTreeSet<u32>>)> {
+        walks
+            .iter()
+            .map(|w| {
+                let text = replayground_shared::trace_lang::serialize(&w.trajectory).unwrap();
+                (text, w.breakpoints.clone())
+            })
             .collect()
     };
     // Written in the trace language, which leaves out object addresses.
     assert_eq!(texts(&first), texts(&again), "the same seed asks the same questions");
     assert_eq!(first.len(), programs.len());
-    let examples: usize = first.iter().map(|t| t.steps.len() - 1).sum();
+    // An inverse trajectory does not record its breakpoints: the walk hands them on.
+    for walk in &first {
+        let inverse = walk.trajectory.direction == replayground_shared::trace_lang::Direction::Inverse;
+        assert_eq!(walk.breakpoints.is_some(), inverse);
+    }
+    let examples: usize = first.iter().map(|w| w.trajectory.steps.len() - 1).sum();
     assert!(examples >= 200, "{examples} examples");
     let mut debugger = NeuralDebugger::load(&model_dir()).unwrap();
     let report = eval::next_state(
@@ -286,7 +299,9 @@ async fn the_realistic_benchmark_traces_every_program_and_scores_each_field() {
 
 /// What the code and the action allow never excludes what really happens: every step of
 /// 20 seeded trajectories of each realistic program (forward and backward) keeps to the
-/// bounds its prefix gives, and the bounds do refuse something in most of them.
+/// bounds its prefix gives (a backward one's both without and with the breakpoints its
+/// walk set, which the benchmark hands on), and the bounds do refuse something in most of
+/// them.
 #[tokio::test]
 async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
     use rand::SeedableRng as _;
@@ -297,12 +312,14 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
     for (program, tree) in realistic_runs().await {
         for seed in 0..20 {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-            let trajectory = Policy::default().sample(&tree, &program.source, &mut rng);
+            let (trajectory, breakpoints) = Policy::default().walk(&tree, &program.source, &mut rng);
             for e in eval::examples(&trajectory).unwrap() {
                 let guide = Guide::after(&e.prefix, e.step_action);
                 let truth = trace_lang::state_text(&e.expected, Some(&e.previous)).unwrap();
+                let known = Guide::after_with_breakpoints(&e.prefix, e.step_action, &breakpoints);
+                let inverse = trajectory.direction == trace_lang::Direction::Inverse;
                 assert!(
-                    guide.admits(&truth),
+                    guide.admits(&truth) && (!inverse || known.admits(&truth)),
                     "{}: {} from {:?} refused the real {truth}",
                     program.name,
                     e.action,

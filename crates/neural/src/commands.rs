@@ -520,7 +520,12 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
                     "--suite next-state needs --data FILE: a corpus heldout.jsonl (replayground corpus --out DIR)"
                 )
             })?;
-            Some(eval::load_trajectories(&data)?)
+            Some(
+                eval::load_trajectories(&data)?
+                    .into_iter()
+                    .map(eval::Walk::from)
+                    .collect(),
+            )
         }
         SuiteName::Real => {
             let dir = args.data.clone().unwrap_or_else(real_bench::default_dir);
@@ -584,7 +589,7 @@ pub async fn eval(args: EvalArgs, sandbox: Arc<dyn Sandbox>, python: &std::path:
 async fn next_state_report(
     args: &EvalArgs,
     engine: Box<dyn Engine>,
-    trajectories: Vec<Trajectory>,
+    trajectories: Vec<eval::Walk>,
     bar: indicatif::ProgressBar,
 ) -> anyhow::Result<serde_json::Value> {
     let suite = if args.suite == SuiteName::Real {

@@ -13,7 +13,7 @@
 //! a value wrong shows it. The same scoring serves the realistic benchmark
 //! ([`super::real_bench`]), whose trajectories come from hand-written programs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use replayground_shared::trace_lang::{self, Direction, Step, Trajectory, normalize_state};
@@ -161,6 +161,25 @@ pub struct Example {
     pub expected: State,
 }
 
+/// A trajectory to ask about, with the breakpoints set during it where they are known
+/// beyond its own `breakpoint:N` actions (an inverse trajectory does not record them;
+/// the playground's page knows its own and hands them to the bounds).
+#[derive(Debug, Clone)]
+pub struct Walk {
+    pub trajectory: Trajectory,
+    pub breakpoints: Option<BTreeSet<u32>>,
+}
+
+impl From<Trajectory> for Walk {
+    /// A trajectory alone: its breakpoints are what its own actions set.
+    fn from(trajectory: Trajectory) -> Self {
+        Self {
+            trajectory,
+            breakpoints: None,
+        }
+    }
+}
+
 /// Every (prefix, action) → next state task of a trajectory.
 pub fn examples(trajectory: &Trajectory) -> anyhow::Result<Vec<Example>> {
     let mut out = Vec::new();
@@ -263,7 +282,7 @@ impl Selection {
 pub fn next_state(
     suite: &'static str,
     debugger: &mut dyn Engine,
-    trajectories: &[Trajectory],
+    walks: &[Walk],
     selection: Selection,
     sampling: &Sampling,
     on_progress: &mut dyn FnMut(usize, usize),
@@ -274,8 +293,9 @@ pub fn next_state(
     let started = std::time::Instant::now();
     let limit = selection.limit;
     let mut all = Vec::new();
-    for t in trajectories {
-        all.extend(examples(t)?.into_iter().take(selection.per_trajectory));
+    for walk in walks {
+        let asked = examples(&walk.trajectory)?.into_iter().take(selection.per_trajectory);
+        all.extend(asked.map(|e| (e, walk.breakpoints.as_ref())));
         if all.len() >= limit {
             break;
         }
@@ -288,15 +308,18 @@ pub fn next_state(
     };
     let mut overall = Score::default();
     let (mut reading, mut programs) = (std::time::Duration::ZERO, 0_usize);
-    for (i, e) in all.iter().enumerate() {
-        if i == 0 || all[i - 1].prefix.code != e.prefix.code {
+    for (i, &(ref e, breakpoints)) in all.iter().enumerate() {
+        if i == 0 || all[i - 1].0.prefix.code != e.prefix.code {
             let read = std::time::Instant::now();
             debugger.read_ahead(&debugger.prompt(&prefix(&e.prefix, 1), e.step_action, sampling)?)?;
             reading += read.elapsed();
             programs += 1;
         }
-        let guide = Guide::after(&e.prefix, e.step_action);
-        let prediction = debugger.answer(&e.prefix, e.step_action, None, sampling, &mut |_| {})?;
+        let guide = match breakpoints {
+            Some(set) => Guide::after_with_breakpoints(&e.prefix, e.step_action, set),
+            None => Guide::after(&e.prefix, e.step_action),
+        };
+        let prediction = debugger.answer(&e.prefix, e.step_action, breakpoints, sampling, &mut |_| {})?;
         report.tokens_generated += prediction.tokens;
         report.bounds_dropped += usize::from(prediction.bounds_dropped);
         let predicted = prediction.state.as_ref().ok().map(normalize_state);

@@ -43,6 +43,12 @@ impl Default for Policy {
 impl Policy {
     /// Samples one trajectory of `tree` (whose program is `code`).
     pub fn sample(&self, tree: &StateTree, code: &str, rng: &mut impl Rng) -> Trajectory {
+        self.walk(tree, code, rng).0
+    }
+
+    /// [`Self::sample`], with the breakpoints the walk left set (an inverse trajectory,
+    /// written with the reverse actions, does not record them).
+    pub fn walk(&self, tree: &StateTree, code: &str, rng: &mut impl Rng) -> (Trajectory, BTreeSet<u32>) {
         let lines: Vec<u32> = tree.executed_lines().into_iter().collect();
         let mut breakpoints = BTreeSet::new();
         let mut at = tree.initial_stop();
@@ -58,7 +64,7 @@ impl Policy {
         } else {
             Direction::Forward
         };
-        trace_lang::record(tree, code, &actions, direction)
+        (trace_lang::record(tree, code, &actions, direction), breakpoints)
     }
 
     fn choose(&self, rng: &mut impl Rng, lines: &[u32], breakpoints: &BTreeSet<u32>) -> Action {

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
-use replayground_shared::trace_lang::Trajectory;
+use replayground_shared::trace_lang::Direction;
 use replayground_shared::{StateTree, Trace};
 
 use super::dedup::{Reference, top_level_blocks};
+use super::eval::Walk;
 use super::policy::Policy;
 use replayground_exec::runner::Tracer;
 
@@ -55,15 +56,22 @@ pub fn load(dir: &Path) -> anyhow::Result<Vec<Program>> {
 }
 
 /// Program `i`'s trajectory: its real trace walked by the default policy seeded with
-/// `seed + i`. A program that does not trace is an error naming it (the benchmark
-/// must not shrink silently).
-pub async fn trajectories(tracer: &Tracer, programs: &[Program], seed: u64) -> anyhow::Result<Vec<Trajectory>> {
+/// `seed + i`, with the breakpoints the walk set where an inverse trajectory does not
+/// record them (the playground's page knows its own). A program that does not trace is
+/// an error naming it (the benchmark must not shrink silently).
+pub async fn trajectories(tracer: &Tracer, programs: &[Program], seed: u64) -> anyhow::Result<Vec<Walk>> {
     let policy = Policy::default();
     let mut out = Vec::with_capacity(programs.len());
     for (i, (program, trace)) in programs.iter().zip(traces(tracer, programs).await?).enumerate() {
         let tree = StateTree::new(trace).map_err(|e| anyhow::anyhow!("{}: {e}", program.name))?;
         let mut rng = StdRng::seed_from_u64(seed.wrapping_add(i as u64));
-        out.push(policy.sample(&tree, &program.source, &mut rng));
+        let (trajectory, breakpoints) = policy.walk(&tree, &program.source, &mut rng);
+        // A forward trajectory's own actions tell which were set by each step.
+        let inverse = trajectory.direction == Direction::Inverse;
+        out.push(Walk {
+            trajectory,
+            breakpoints: inverse.then_some(breakpoints),
+        });
     }
     Ok(out)
 }
