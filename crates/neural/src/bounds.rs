@@ -581,10 +581,7 @@ fn shapes(
         ];
     }
     if direction == Direction::Inverse && one_back && from.event == StopKind::End {
-        return vec![Shape {
-            function: Some(MODULE.to_owned()),
-            ..Shape::depths(0, 0, Events::RETURN)
-        }];
+        return vec![facts.module_return(None)];
     }
     let (Some(depth), Some(line), Some(function)) = (from.depth, from.line, from.function.as_deref()) else {
         return vec![Shape::anywhere()];
@@ -677,6 +674,7 @@ fn shapes(
         Action::StepOver | Action::StepReturn if generator => vec![Shape::anywhere()],
         Action::StepOver | Action::StepReturn if returning => vec![Shape::depths(0, depth, Events::ANY)],
         Action::StepOver => same_frame(),
+        Action::StepReturn if depth == 0 => vec![facts.module_return(Some(line))],
         Action::StepReturn => vec![Shape::frame_of(from, depth, Events::RETURN)],
         Action::Continue | Action::Breakpoint(_) => Vec::new(),
         _ => return vec![Shape::anywhere()],

@@ -15,13 +15,25 @@ use super::{hidden, json_contents, line_of};
 /// How a statement's lines run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Form {
-    /// Not a compound statement: it runs once, never looping back to its first line.
+    /// Any other statement that is not compound: it runs once, never looping back to its
+    /// first line.
     Simple,
+    /// A simple assignment to plain names only (chained, augmented, or one flat tuple or
+    /// list of them), with no `:=`: it binds them all after everything in it that can
+    /// raise, so a run it raises out of shows none of them bound by it.
+    Assignment,
     /// A `def` or `class` (decorated or not): the body's events in it come before its
     /// name is bound, which is the last thing it does.
     Definition,
     /// A branch, loop, `try`, `with` or `match`.
     Compound,
+}
+
+impl Form {
+    /// Not compound and not a definition.
+    fn simple(self) -> bool {
+        matches!(self, Self::Simple | Self::Assignment)
+    }
 }
 
 /// One statement of a body that runs once, in order: the module's or a plain class body's.
@@ -84,6 +96,7 @@ impl Body {
                 form: match s.kind() {
                     "function_definition" | "class_definition" | "decorated_definition" => Form::Definition,
                     _ if flow::is_compound(s) => Form::Compound,
+                    _ if binds_at_end(s) => Form::Assignment,
                     _ => Form::Simple,
                 },
                 cannot_raise: flow::cannot_raise(s),
@@ -106,15 +119,41 @@ impl Body {
     /// How many statements have run, binding what they bind, by an `event` at `line`:
     /// none before the first (a class's header line), those before the one holding
     /// `line` and that one too unless this is a line event before it binds (the first of
-    /// a simple statement, any of a `def` or `class`). `None` where the text cannot tell.
+    /// a simple statement, any of a `def` or `class`) or it raised out of its binding
+    /// (an exception event, or a return where more statements follow, at an assignment
+    /// that binds at its end and shares its lines with no other). `None` where the text
+    /// cannot tell.
     fn ran(&self, event: StopKind, line: u32) -> Option<usize> {
         if self.0.first().is_none_or(|s| line < s.first) {
             return Some(0);
         }
         let at = self.at(line)?;
         let statement = &self.0[at];
-        let before = (statement.form == Form::Simple && line == statement.first) || statement.form == Form::Definition;
-        Some(if event == StopKind::Line && before { at } else { at + 1 })
+        let before = (statement.form.simple() && line == statement.first) || statement.form == Form::Definition;
+        // Alone on the line: `x = f(); y = g()` may raise out of `y`'s.
+        let alone = self.0[at + 1..].iter().all(|s| !s.holds(line));
+        let raised = statement.form == Form::Assignment
+            && alone
+            && match event {
+                StopKind::Exception => true,
+                StopKind::Return => self.0[at + 1..].iter().any(|s| !s.silent),
+                _ => false,
+            };
+        Some(if (event == StopKind::Line && before) || raised {
+            at
+        } else {
+            at + 1
+        })
+    }
+
+    /// The lines a run of this body can end on after statement `from` begins: those of
+    /// the statements from there on that may raise, and of the last that fires events
+    /// (and any silent ones after it), where the body runs to its end.
+    pub(super) fn may_end_at(&self, from: usize) -> BTreeSet<u32> {
+        let last = self.0.iter().rposition(|s| !s.silent).unwrap_or(0);
+        let ends = |(i, s): &(usize, &Statement)| *i >= last || !s.cannot_raise;
+        let statements = self.0.iter().enumerate().skip(from).filter(ends);
+        statements.flat_map(|(_, s)| s.first..=s.last).collect()
     }
 
     /// Whether the statements run by an `event` at `line` may have bound `name`.
@@ -167,7 +206,7 @@ impl Body {
         let unstarted_loop = line == statement.first
             && !statement.loop_targets.is_empty()
             && statement.loop_targets.iter().all(|t| shown.iter().all(|(n, _)| n != t));
-        let fresh = (statement.form == Form::Simple && statement.one_line && line == statement.first) || unstarted_loop;
+        let fresh = (statement.form.simple() && statement.one_line && line == statement.first) || unstarted_loop;
         let previous = at.checked_sub(1)?;
         (fresh && !self.0[previous].silent).then_some(previous)
     }
@@ -175,7 +214,7 @@ impl Body {
     /// The line of statement `index` when it is simple and on one line.
     pub(super) fn simple_line(&self, index: usize) -> Option<u32> {
         let statement = self.0.get(index)?;
-        (statement.form == Form::Simple && statement.one_line).then_some(statement.first)
+        (statement.form.simple() && statement.one_line).then_some(statement.first)
     }
 
     /// The index of the first statement that may bind `name`.
@@ -209,6 +248,39 @@ impl Body {
 /// Whether a name the body binds could be unbound again: the text holds a `del`, or
 /// reaches a namespace as a value (`globals()`, `vars()`, `locals()`, `__dict__`,
 /// `sys.modules`).
+/// Whether `statement` is a [`Form::Assignment`]: every store it makes comes after all
+/// of its evaluation, and none of them can raise.
+fn binds_at_end(statement: Node<'_>) -> bool {
+    let Some(mut node) = statement
+        .named_child(0)
+        .filter(|_| statement.kind() == "expression_statement")
+    else {
+        return false;
+    };
+    if statement.named_child_count() != 1 || super::varnames::contains(statement, "named_expression") {
+        return false;
+    }
+    let plain = |target: Node<'_>| match target.kind() {
+        "identifier" => true,
+        "pattern_list" | "tuple_pattern" | "list_pattern" => {
+            let mut cursor = target.walk();
+            target.named_children(&mut cursor).all(|t| t.kind() == "identifier")
+        }
+        _ => false,
+    };
+    loop {
+        if !matches!(node.kind(), "assignment" | "augmented_assignment")
+            || !node.child_by_field_name("left").is_some_and(plain)
+        {
+            return false;
+        }
+        match node.child_by_field_name("right") {
+            Some(right) if matches!(right.kind(), "assignment" | "augmented_assignment") => node = right,
+            _ => return true,
+        }
+    }
+}
+
 fn may_unbind(root: Node<'_>, source: &[u8]) -> bool {
     let text = String::from_utf8_lossy(source);
     let reflective = ["globals", "vars", "locals", "__dict__", "modules", "exec", "eval"]

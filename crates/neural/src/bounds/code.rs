@@ -15,6 +15,7 @@ use super::names::{
     Unbound, class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_names,
 };
 use super::program;
+use super::shape::{Events, Shape};
 
 mod depths;
 
@@ -448,6 +449,17 @@ impl CodeFacts {
             last = last.max(s.last);
         }
         Some((statements[at].first..=last).collect())
+    }
+
+    /// The module's return, after a stop of it at `line` (`None`: from its start): on a
+    /// line of a statement from there on that may raise, or of the last ([`Body::may_end_at`]).
+    pub(super) fn module_return(&self, line: Option<u32>) -> Shape {
+        let from = line.map_or(Some(0), |line| self.top_level.at(line));
+        Shape {
+            function: Some(MODULE.to_owned()),
+            lines: from.map(|at| self.top_level.may_end_at(at)),
+            ..Shape::depths(0, 0, Events::RETURN)
+        }
     }
 
     /// The index of the top-level statement that holds `line`.

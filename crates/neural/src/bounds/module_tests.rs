@@ -269,3 +269,46 @@ fn names_one_statement_binds_enter_the_module_in_the_order_it_stores_them() {
     );
     assert!(over.admits(r#"<|line|>3 0 <module> <|vars|>{"flag":"..","c":"1","a":"1","b":"2"}"#));
 }
+
+#[test]
+fn the_module_returns_where_a_statement_may_raise_or_at_its_last_and_a_raising_assignment_binds_nothing() {
+    let code =
+        "def check(r):\n    return r\n\n\nrecords = [1, 2]\nvalid, errors = [], []\nout = check(records)\nprint(out)\n";
+    let names = r#""check":"<function check>","records":"[1, 2]","valid":"[]","errors":"[]""#;
+    let back_from_end = super::tests::before_one(code, "<|end|>", Action::ReverseStepInto);
+    let from_5 = after_one(
+        code,
+        r#"<|line|>5 0 <module> <|vars|>{"check":"<function check>"}"#,
+        Action::StepReturn,
+    );
+    for bounds in [&back_from_end, &from_5] {
+        let returned = |line: u32, out: bool| {
+            let out = if out { r#","out":"[1, 2]""# } else { "" };
+            bounds.admits(&format!(
+                r#"<|return|>{line} 0 <module> <|vars|>{{{names}{out}}} <|value|>"None""#
+            ))
+        };
+        assert!(returned(8, true), "the run ended");
+        assert!(returned(7, false), "`check` raised");
+        assert!(
+            !returned(6, false),
+            "a literal assignment cannot raise, and more follows"
+        );
+        assert!(
+            !returned(7, true),
+            "an assignment that raised bound nothing, and one that did not goes on to line 8"
+        );
+    }
+    // The last statement may have completed: its names may be bound at the return.
+    let last = code.replace("print(out)\n", "");
+    let back = super::tests::before_one(&last, "<|end|>", Action::ReverseStepInto);
+    assert!(back.admits(&format!(
+        r#"<|return|>7 0 <module> <|vars|>{{{names},"out":"[1, 2]"}} <|value|>"None""#
+    )));
+    // Two statements on one line: the second may be the one that raised.
+    let shared = code.replace("out = check(records)\n", "out = check(records); n = len(out)\n");
+    let back = super::tests::before_one(&shared, "<|end|>", Action::ReverseStepInto);
+    assert!(back.admits(&format!(
+        r#"<|return|>7 0 <module> <|vars|>{{{names},"out":"[1, 2]"}} <|value|>"None""#
+    )));
+}

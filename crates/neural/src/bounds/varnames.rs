@@ -61,7 +61,7 @@ pub(super) fn store_order(statement: Node<'_>, source: &[u8]) -> Vec<String> {
 }
 
 /// Whether a node of `kind` is under `node`.
-fn contains(node: Node<'_>, kind: &str) -> bool {
+pub(super) fn contains(node: Node<'_>, kind: &str) -> bool {
     let mut stack = vec![node];
     while let Some(node) = stack.pop() {
         if node.kind() == kind {
