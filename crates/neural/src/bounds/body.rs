@@ -146,14 +146,18 @@ impl Body {
         })
     }
 
-    /// The lines a run of this body can end on after statement `from` begins: those of
-    /// the statements from there on that may raise, and of the last that fires events
-    /// (and any silent ones after it), where the body runs to its end.
-    pub(super) fn may_end_at(&self, from: usize) -> BTreeSet<u32> {
+    /// Whether a run of this body can end in statement `i`: it may raise, or it is the
+    /// last that fires events (or a silent one after it), where the body runs to its end.
+    pub(super) fn may_end_in(&self, i: usize) -> bool {
         let last = self.0.iter().rposition(|s| !s.silent).unwrap_or(0);
-        let ends = |(i, s): &(usize, &Statement)| *i >= last || !s.cannot_raise;
-        let statements = self.0.iter().enumerate().skip(from).filter(ends);
-        statements.flat_map(|(_, s)| s.first..=s.last).collect()
+        i >= last || !self.0[i].cannot_raise
+    }
+
+    /// The lines a run of this body can end on after statement `from` begins
+    /// ([`Self::may_end_in`]).
+    pub(super) fn may_end_at(&self, from: usize) -> BTreeSet<u32> {
+        let statements = (from..self.0.len()).filter(|&i| self.may_end_in(i));
+        statements.flat_map(|i| self.0[i].first..=self.0[i].last).collect()
     }
 
     /// Whether the statements run by an `event` at `line` may have bound `name`.

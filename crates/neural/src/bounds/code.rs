@@ -337,15 +337,9 @@ impl CodeFacts {
     /// Whether the module's frame can return at `line`: in its last top-level statement
     /// (the run went through), or in one that may raise (an exception ended the run).
     pub(super) fn module_may_return_at(&self, line: u32) -> bool {
-        let last = self.top_level.0.len().saturating_sub(1);
-        let mut holding = self
-            .top_level
-            .0
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.holds(line))
-            .peekable();
-        holding.peek().is_none() || holding.any(|(i, s)| i == last || !s.cannot_raise)
+        let statements = &self.top_level.0;
+        let mut holding = (0..statements.len()).filter(|&i| statements[i].holds(line)).peekable();
+        holding.peek().is_none() || holding.any(|i| self.top_level.may_end_in(i))
     }
 
     /// The names a frame of `function` must show at an `event` at `line`: those the

@@ -596,9 +596,10 @@ pub(super) fn normal_return_lines(function: Node<'_>, source: &[u8]) -> Option<B
 
 /// Whether a top-level statement cannot raise: `pass`, or names bound to a literal
 /// (numbers, strings without interpolation, `True`/`False`/`None`, and lists, tuples,
-/// sets and dicts of those), or a `def` with no decorator or annotation whose defaults
-/// are such literals. Anything else may raise (a name read, a call, an import, an
-/// unpacking, a decorator, a class body).
+/// sets and dicts of those), one flat tuple of names to as many such literals (`a, b =
+/// [], 0`), or a `def` with no decorator or annotation whose defaults are such literals.
+/// Anything else may raise (a name read, a call, an import, another unpacking, a
+/// decorator, a class body).
 pub(super) fn cannot_raise(statement: Node<'_>) -> bool {
     const LITERALS: [&str; 16] = [
         "integer",
@@ -634,12 +635,25 @@ pub(super) fn cannot_raise(statement: Node<'_>) -> bool {
     fn binds_literal(node: Node<'_>) -> bool {
         node.kind() == "assignment"
             && node.child_by_field_name("type").is_none()
-            && node
-                .child_by_field_name("left")
-                .is_some_and(|l| l.kind() == "identifier")
-            && node
-                .child_by_field_name("right")
-                .is_some_and(|r| literal(r) || binds_literal(r))
+            && node.child_by_field_name("left").is_some_and(|l| {
+                let right = node.child_by_field_name("right");
+                (l.kind() == "identifier" && right.is_some_and(|r| literal(r) || binds_literal(r)))
+                    || right.is_some_and(|r| unpacks_literals(l, r))
+            })
+    }
+    // `a, b = [], 0`: as many literals as plain names, an unpacking that cannot fail.
+    fn unpacks_literals(left: Node<'_>, right: Node<'_>) -> bool {
+        fn parts(node: Node<'_>) -> Vec<Node<'_>> {
+            let mut cursor = node.walk();
+            let parts = node.named_children(&mut cursor).filter(|c| c.kind() != "comment");
+            parts.collect()
+        }
+        let (names, values) = (parts(left), parts(right));
+        matches!(left.kind(), "pattern_list" | "tuple_pattern" | "list_pattern")
+            && matches!(right.kind(), "expression_list" | "tuple" | "list")
+            && names.len() == values.len()
+            && names.iter().all(|n| n.kind() == "identifier")
+            && values.into_iter().all(literal)
     }
     // A `def` without decorators or annotations, whose defaults are literals.
     fn plain_def(node: Node<'_>) -> bool {

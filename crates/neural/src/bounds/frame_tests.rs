@@ -391,13 +391,18 @@ fn the_module_returns_after_its_last_statement_or_where_one_raised() {
         "x = [(1, 'a'), {2: None}]",
         "pass",
         "def f(a, b=2, *rest, **opts):\n    return a",
+        "a, b = 1, 2",
+        "(valid, errors) = [], []",
+        "a, b = [1, 2]",
     ] {
         let facts = CodeFacts::new(&format!("{quiet}\nprint(1)\n")).expect("parses");
         assert!(!facts.module_may_return_at(1), "{quiet}");
     }
     for loud in [
         "x = y",
-        "a, b = 1, 2",
+        "a, b = 1, 2, 3",
+        "a, (b, c) = 1, (2, 3)",
+        "a, b = [1, 2, 3]",
         "x: int = 1",
         "x = f'{1}'",
         "import os",

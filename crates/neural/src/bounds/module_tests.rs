@@ -292,8 +292,10 @@ fn the_module_returns_where_a_statement_may_raise_or_at_its_last_and_a_raising_a
         assert!(returned(7, false), "`check` raised");
         assert!(
             !returned(6, false),
-            "a literal assignment cannot raise, and more follows"
+            "more follows, and an assignment that raised bound nothing"
         );
+        let at_6 = r#"<|return|>6 0 <module> <|vars|>{"check":"<function check>","records":"[1, 2]"} <|value|>"None""#;
+        assert!(!bounds.admits(at_6), "unpacking as many literals as names cannot raise");
         assert!(
             !returned(7, true),
             "an assignment that raised bound nothing, and one that did not goes on to line 8"
