@@ -19,8 +19,8 @@ enum Form {
     /// first line.
     Simple,
     /// A simple assignment to plain names only (chained, augmented, or one flat tuple or
-    /// list of them), with no `:=`: it binds them all after everything in it that can
-    /// raise, so a run it raises out of shows none of them bound by it.
+    /// list of them), with no `:=` and no annotation: it binds them all after everything
+    /// in it that can raise, so a run it raises out of shows none of them bound by it.
     Assignment,
     /// A `def` or `class` (decorated or not): the body's events in it come before its
     /// name is bound, which is the last thing it does.
@@ -249,9 +249,6 @@ impl Body {
     }
 }
 
-/// Whether a name the body binds could be unbound again: the text holds a `del`, or
-/// reaches a namespace as a value (`globals()`, `vars()`, `locals()`, `__dict__`,
-/// `sys.modules`).
 /// Whether `statement` is a [`Form::Assignment`]: every store it makes comes after all
 /// of its evaluation, and none of them can raise.
 fn binds_at_end(statement: Node<'_>) -> bool {
@@ -273,7 +270,9 @@ fn binds_at_end(statement: Node<'_>) -> bool {
         _ => false,
     };
     loop {
+        // An annotation is evaluated after the store, and it may raise.
         if !matches!(node.kind(), "assignment" | "augmented_assignment")
+            || node.child_by_field_name("type").is_some()
             || !node.child_by_field_name("left").is_some_and(plain)
         {
             return false;
@@ -285,6 +284,9 @@ fn binds_at_end(statement: Node<'_>) -> bool {
     }
 }
 
+/// Whether a name the body binds could be unbound again: the text holds a `del`, or
+/// reaches a namespace as a value (`globals()`, `vars()`, `locals()`, `__dict__`,
+/// `sys.modules`).
 fn may_unbind(root: Node<'_>, source: &[u8]) -> bool {
     let text = String::from_utf8_lossy(source);
     let reflective = ["globals", "vars", "locals", "__dict__", "modules", "exec", "eval"]

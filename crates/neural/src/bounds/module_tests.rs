@@ -307,6 +307,13 @@ fn the_module_returns_where_a_statement_may_raise_or_at_its_last_and_a_raising_a
     assert!(back.admits(&format!(
         r#"<|return|>7 0 <module> <|vars|>{{{names},"out":"[1, 2]"}} <|value|>"None""#
     )));
+    // A module's annotation is evaluated after the store: `out: T = …` may raise with
+    // `out` bound (CPython 3.11: `x: Undefined = 1` binds `x`, then raises NameError).
+    let annotated = code.replace("out = check(records)", "out: Checked = check(records)");
+    let back = super::tests::before_one(&annotated, "<|end|>", Action::ReverseStepInto);
+    assert!(back.admits(&format!(
+        r#"<|return|>7 0 <module> <|vars|>{{{names},"out":"[1, 2]"}} <|value|>"None""#
+    )));
     // Two statements on one line: the second may be the one that raised.
     let shared = code.replace("out = check(records)\n", "out = check(records); n = len(out)\n");
     let back = super::tests::before_one(&shared, "<|end|>", Action::ReverseStepInto);
