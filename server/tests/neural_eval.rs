@@ -316,7 +316,7 @@ async fn the_decoding_bounds_admit_every_real_step_of_the_realistic_programs() {
             for e in eval::examples(&trajectory).unwrap() {
                 let guide = Guide::after(&e.prefix, e.step_action);
                 let truth = trace_lang::state_text(&e.expected, Some(&e.previous)).unwrap();
-                let known = Guide::after_with_breakpoints(&e.prefix, e.step_action, &breakpoints);
+                let known = Guide::after_with_breakpoints(&e.prefix, e.step_action, Some(&breakpoints));
                 let inverse = trajectory.direction == trace_lang::Direction::Inverse;
                 assert!(
                     guide.admits(&truth) && (!inverse || known.admits(&truth)),

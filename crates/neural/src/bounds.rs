@@ -71,12 +71,12 @@ impl<'a> Guide<'a> {
         }
     }
 
-    /// [`Self::after`] for a caller that knows which breakpoints are set, which an
-    /// inverse trajectory does not record.
-    pub fn after_with_breakpoints(prefix: &'a Trajectory, action: Action, breakpoints: &BTreeSet<u32>) -> Self {
+    /// [`Self::after`] for a caller that may know which breakpoints are set, which an
+    /// inverse trajectory does not record (`None`: it does not).
+    pub fn after_with_breakpoints(prefix: &'a Trajectory, action: Action, breakpoints: Option<&BTreeSet<u32>>) -> Self {
         Self {
             previous: prefix.steps.last().map(|s| &s.state),
-            bounds: Bounds::after_with_breakpoints(prefix, action, Some(breakpoints)),
+            bounds: Bounds::after_with_breakpoints(prefix, action, breakpoints),
         }
     }
 

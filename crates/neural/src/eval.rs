@@ -315,10 +315,7 @@ pub fn next_state(
             reading += read.elapsed();
             programs += 1;
         }
-        let guide = match breakpoints {
-            Some(set) => Guide::after_with_breakpoints(&e.prefix, e.step_action, set),
-            None => Guide::after(&e.prefix, e.step_action),
-        };
+        let guide = Guide::after_with_breakpoints(&e.prefix, e.step_action, breakpoints);
         let prediction = debugger.answer(&e.prefix, e.step_action, breakpoints, sampling, &mut |_| {})?;
         report.tokens_generated += prediction.tokens;
         report.bounds_dropped += usize::from(prediction.bounds_dropped);

@@ -330,10 +330,7 @@ pub trait Engine: Send {
         on_text: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Prediction> {
         let prompt = self.prompt(prefix, action, sampling)?;
-        let guide = match breakpoints {
-            Some(set) => Guide::after_with_breakpoints(prefix, action, set),
-            None => Guide::after(prefix, action),
-        };
+        let guide = Guide::after_with_breakpoints(prefix, action, breakpoints);
         self.predict(&prompt, &guide, sampling, on_text)
     }
 

@@ -264,8 +264,7 @@ fn binds_at_end(statement: Node<'_>) -> bool {
     let plain = |target: Node<'_>| match target.kind() {
         "identifier" => true,
         "pattern_list" | "tuple_pattern" | "list_pattern" => {
-            let mut cursor = target.walk();
-            target.named_children(&mut cursor).all(|t| t.kind() == "identifier")
+            flow::named(target).iter().all(|t| t.kind() == "identifier")
         }
         _ => false,
     };

@@ -643,12 +643,7 @@ pub(super) fn cannot_raise(statement: Node<'_>) -> bool {
     }
     // `a, b = [], 0`: as many literals as plain names, an unpacking that cannot fail.
     fn unpacks_literals(left: Node<'_>, right: Node<'_>) -> bool {
-        fn parts(node: Node<'_>) -> Vec<Node<'_>> {
-            let mut cursor = node.walk();
-            let parts = node.named_children(&mut cursor).filter(|c| c.kind() != "comment");
-            parts.collect()
-        }
-        let (names, values) = (parts(left), parts(right));
+        let (names, values) = (named(left), named(right));
         matches!(left.kind(), "pattern_list" | "tuple_pattern" | "list_pattern")
             && matches!(right.kind(), "expression_list" | "tuple" | "list")
             && names.len() == values.len()

@@ -445,7 +445,7 @@ fn roll_backward(
             code: program(&problem.code, "..."),
             ..prefix.clone()
         };
-        let guide = Guide::after_with_breakpoints(&parsed, action, &no_breakpoints);
+        let guide = Guide::after_with_breakpoints(&parsed, action, Some(&no_breakpoints));
         predict_one(debugger, prefix, action, &guide, sampling, counts)
     };
     let Some(returned) = step_back(&prefix, Action::ReverseStepInto, counts)? else {
