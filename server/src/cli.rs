@@ -34,6 +34,18 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `--python` as the sandbox must see it: a relative path (`.tools/dl/bin/python`) is made
+/// absolute against the working directory, since programs run in another; a bare name
+/// (`python3`) is left to the search path. Links are kept: a virtual environment's
+/// `bin/python` is how Python finds its environment.
+fn absolute_interpreter(python: PathBuf) -> PathBuf {
+    if python.is_relative() && python.components().count() > 1 {
+        std::path::absolute(&python).unwrap_or(python)
+    } else {
+        python
+    }
+}
+
 /// How programs are run; shared by every subcommand.
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
@@ -377,7 +389,8 @@ impl RunOptions {
 }
 
 /// Runs the parsed command line.
-pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub async fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
+    cli.options.python = absolute_interpreter(cli.options.python);
     match cli.command {
         Command::Trace(args) => {
             let trace = trace_file(&cli.options, &args).await?;
@@ -594,6 +607,20 @@ fn redact_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relative_interpreter_is_made_absolute_and_a_bare_name_is_searched() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            absolute_interpreter(PathBuf::from(".tools/dl/bin/python")),
+            cwd.join(".tools/dl/bin/python")
+        );
+        assert_eq!(absolute_interpreter(PathBuf::from("python3")), PathBuf::from("python3"));
+        assert_eq!(
+            absolute_interpreter(PathBuf::from("/usr/bin/python3")),
+            PathBuf::from("/usr/bin/python3")
+        );
+    }
 
     #[test]
     fn passwords_stay_out_of_messages() {

@@ -261,3 +261,38 @@ async fn the_agent_stays_above_its_measured_floors() {
         assert!(!(run.reproduced && run.approximated));
     }
 }
+
+/// An interpreter the sandbox cannot start (here: behind a folder closed to its uids, as a
+/// virtual environment made from pyenv's Python in root's home is) makes every package
+/// unavailable with the sandbox's own words, instead of every run reading as a silent
+/// crash; Debian's Python starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interpreter_the_sandbox_cannot_start_is_named_not_run() {
+    use replayground_server::repro::checks::check_interpreter;
+    use std::os::unix::fs::PermissionsExt as _;
+    let sandbox = common::real_sandbox();
+    let limits = AgentConfig::default().run_limits;
+    check_interpreter(sandbox.as_ref(), Path::new(DEFAULT_PYTHON), &limits)
+        .await
+        .expect("Debian's Python starts in the sandbox");
+
+    let closed = std::env::temp_dir().join(format!("replayground-closed-{}", std::process::id()));
+    std::fs::create_dir_all(closed.join("bin")).unwrap();
+    std::os::unix::fs::symlink(DEFAULT_PYTHON, closed.join("bin/python3")).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // The sandbox runs programs as other uids when this test runs as root (CI); otherwise
+    // as this user, who may enter the folder: a path that does not exist stands in.
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    let python = if root {
+        closed.join("bin/python3")
+    } else {
+        closed.join("missing/python3")
+    };
+    let broken = check_interpreter(sandbox.as_ref(), &python, &limits).await;
+    let packages: BTreeSet<String> = ["numpy".to_owned()].into();
+    let probed = probe_packages(sandbox.as_ref(), &python, &limits, &packages).await;
+    std::fs::remove_dir_all(&closed).unwrap();
+    let message = broken.expect_err("the interpreter cannot start");
+    assert!(message.contains("cannot start"), "{message}");
+    assert_eq!(probed["numpy"].as_deref(), Some(message.as_str()));
+}

@@ -93,9 +93,27 @@ fn location(project: &Project, frameworks: &Frameworks) -> Result<PathBuf> {
     )
 }
 
-/// Whether the environment in `venv` holds `frameworks` as pinned.
+/// Whether the environment in `venv` holds `frameworks` as pinned, on an interpreter the
+/// sandbox can start.
 fn installed(venv: &Path, frameworks: &Frameworks) -> bool {
-    fs::read_to_string(venv.join(STAMP)).is_ok_and(|stamp| stamp == frameworks.requirements.join("\n"))
+    let pinned = fs::read_to_string(venv.join(STAMP)).is_ok_and(|stamp| stamp == frameworks.requirements.join("\n"));
+    pinned && unreachable_interpreter(venv).is_none()
+}
+
+/// Where the environment's interpreter really lives, when a folder above it is closed to
+/// the sandbox's uids: an environment made by hand from a Python under root's home (pyenv's
+/// `/root/.pyenv`) links to it, and inside the sandbox that Python cannot start. Such an
+/// environment is made again.
+fn unreachable_interpreter(venv: &Path) -> Option<PathBuf> {
+    let real = fs::canonicalize(venv.join("bin/python")).ok()?;
+    let closed = closed_ancestor(&real)?;
+    println!(
+        "setup: {} runs {}, under {}, which the sandbox's uids cannot enter: making it again from {BASE_PYTHON}",
+        venv.display(),
+        real.display(),
+        closed.display()
+    );
+    Some(real)
 }
 
 /// Written last into an environment whose packages all installed and imported.
@@ -168,4 +186,34 @@ fn build(venv: &Path, frameworks: &Frameworks) -> Result<()> {
     let stamp = venv.join(STAMP);
     fs::write(&stamp, frameworks.requirements.join("\n"))
         .with_context(|| format!("could not write {}", stamp.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_environment_on_a_python_in_a_closed_folder_is_not_installed() {
+        let root = std::env::temp_dir().join(format!("replayground-dl-{}", std::process::id()));
+        let closed = root.join("home");
+        let venv = root.join("venv");
+        fs::create_dir_all(closed.join("bin")).unwrap();
+        fs::create_dir_all(venv.join("bin")).unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(closed.join("bin/python3"), "").unwrap();
+        std::os::unix::fs::symlink(closed.join("bin/python3"), venv.join("bin/python")).unwrap();
+        fs::write(venv.join(STAMP), TENSORFLOW.requirements.join("\n")).unwrap();
+
+        fs::set_permissions(&closed, fs::Permissions::from_mode(0o755)).unwrap();
+        let open = installed(&venv, &TENSORFLOW);
+        fs::set_permissions(&closed, fs::Permissions::from_mode(0o700)).unwrap();
+        let shut = installed(&venv, &TENSORFLOW);
+        fs::set_permissions(&closed, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::remove_dir_all(&root).unwrap();
+        assert!(open, "a stamped environment on a reachable Python is installed");
+        assert!(
+            !shut,
+            "one whose Python lies in a folder closed to others is made again"
+        );
+    }
 }

@@ -87,6 +87,11 @@ pub async fn command(
     if let Some(limit) = args.limit {
         cases.truncate(limit);
     }
+    // A benchmark whose interpreter cannot start measures nothing: every run would read
+    // as a crash without a word.
+    crate::checks::check_interpreter(sandbox.as_ref(), python, &args.budget.config().run_limits)
+        .await
+        .map_err(anyhow::Error::msg)?;
     let models = args.models.clone();
     let python = python.to_path_buf();
     // Scored on real runs only: the torch / TensorFlow cases are skipped, not guessed.

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::suite::Case;
 use crate::agent::{AgentConfig, AgentDeps, run_agent};
-use crate::checks::run_script;
+use crate::checks::{check_interpreter, run_script};
 use crate::embed::Embedder;
 use crate::llm::Llm;
 use crate::report::ParsedReport;
@@ -173,6 +173,9 @@ pub async fn probe_packages(
     packages: &BTreeSet<String>,
 ) -> BTreeMap<String, Option<String>> {
     let mut out = BTreeMap::new();
+    if let Err(broken) = check_interpreter(sandbox, python, limits).await {
+        return packages.iter().map(|p| (p.clone(), Some(broken.clone()))).collect();
+    }
     for package in packages {
         let code = format!("import {package}\n");
         let missing = match run_script(sandbox, python, &code, limits).await {

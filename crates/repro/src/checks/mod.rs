@@ -24,7 +24,9 @@ mod written;
 
 pub use observe::{RunObservation, metrics, observe};
 pub use relevance::relevance;
-pub use runtime::{Approximators, NEURAL_ROLLOUT_STEPS, limits_for_frameworks, run_script, runtime, script_job};
+pub use runtime::{
+    Approximators, NEURAL_ROLLOUT_STEPS, check_interpreter, limits_for_frameworks, run_script, runtime, script_job,
+};
 pub(crate) use score::shows_message;
 pub use score::{ACCEPT_SCORE, APPROXIMATED_CAP, align_with_report, combined_score, score_run, word_overlap};
 pub use static_check::{RuffDiagnostic, RuffLocation, locate_ruff, ruff_diagnostics, static_check};

@@ -54,6 +54,36 @@ pub async fn run_script(
     Ok(observe(report.termination, &stdout, &report.stderr, elapsed_ms).of_script(code, &stdout))
 }
 
+/// What a script prints when the interpreter starts: the check's sign of life.
+const ALIVE: &str = "replayground: python starts";
+
+/// Whether `python` starts inside the sandbox and runs a script. A run that fails before
+/// Python does (bubblewrap cannot mount an interpreter that lives under a folder closed to
+/// the sandbox's uids, such as a virtual environment made from pyenv's Python in root's
+/// home) would otherwise read as every script crashing without a word, and every report
+/// as not reproduced. The error says what the sandbox said.
+pub async fn check_interpreter(sandbox: &dyn Sandbox, python: &Path, limits: &RunLimits) -> Result<(), String> {
+    let run = run_script(sandbox, python, &format!("print({ALIVE:?})"), limits)
+        .await
+        .map_err(|e| format!("the sandbox cannot run {}: {e}", python.display()))?;
+    if run.termination == Termination::Exited(0) && run.stdout.contains(ALIVE) {
+        return Ok(());
+    }
+    let said: String = run.stderr.trim().chars().take(300).collect();
+    Err(format!(
+        "the sandbox cannot start {} ({:?}{}); an interpreter must lie where the sandbox's \
+         unprivileged users may enter (a virtual environment made from /usr/bin/python3, as \
+         `cargo xtask setup --with dl` makes it)",
+        python.display(),
+        run.termination,
+        if said.is_empty() {
+            String::new()
+        } else {
+            format!(": {said}")
+        },
+    ))
+}
+
 /// Packages whose import alone outgrows a plain script's limits: (package, address space in
 /// MiB, CPU seconds). Measured with `cargo xtask setup --with dl` (Debian's Python 3.11):
 /// `import tensorflow` (2.15.1, CPU; 2026-12-03) takes 2 s and 400 MB resident and fits 1 GiB
