@@ -33,7 +33,8 @@ pub fn default_dir() -> PathBuf {
     PathBuf::from(DEFAULT_DIR)
 }
 
-/// Every `*.py` in `dir`, by name.
+/// Every `*.py` in `dir`, by the number its name starts with, then by name: `100_x` comes
+/// after `99_y`, so adding a program never moves the seeds of those before it.
 pub fn load(dir: &Path) -> anyhow::Result<Vec<Program>> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         anyhow::anyhow!(
@@ -51,8 +52,14 @@ pub fn load(dir: &Path) -> anyhow::Result<Vec<Program>> {
         }
     }
     anyhow::ensure!(!programs.is_empty(), "{} holds no .py programs", dir.display());
-    programs.sort_by(|a, b| a.name.cmp(&b.name));
+    programs.sort_by(|a, b| (number(&a.name), &a.name).cmp(&(number(&b.name), &b.name)));
     Ok(programs)
+}
+
+/// The number a program's name starts with (`07_closure` → 7); none sorts first.
+fn number(name: &str) -> Option<u64> {
+    let digits = name.find(|c: char| !c.is_ascii_digit()).unwrap_or(name.len());
+    name[..digits].parse().ok()
 }
 
 /// Program `i`'s trajectory: its real trace walked by the default policy seeded with
@@ -129,6 +136,32 @@ mod tests {
             );
             assert_eq!(reference.near_copy(&generated.source), None, "{}", generated.source);
         }
+    }
+
+    #[test]
+    fn programs_come_in_the_order_of_their_numbers_so_a_new_one_moves_no_seed() {
+        let dir = std::env::temp_dir().join(format!("replayground-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["100_late", "09_early", "10_middle", "99_last_two_digits", "notes"] {
+            std::fs::write(dir.join(format!("{name}.py")), "print(1)\n").unwrap();
+        }
+        let names: Vec<String> = load(&dir).unwrap().into_iter().map(|p| p.name).collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            names,
+            ["notes", "09_early", "10_middle", "99_last_two_digits", "100_late"]
+        );
+        let checkout: Vec<String> = programs().into_iter().map(|p| p.name).collect();
+        let mut by_name = checkout.clone();
+        by_name.sort();
+        let two_digits = |names: &[String]| {
+            names
+                .iter()
+                .filter(|n| n.as_bytes().get(2) == Some(&b'_'))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(two_digits(&checkout), two_digits(&by_name), "01–99 keep their places");
     }
 
     #[test]
