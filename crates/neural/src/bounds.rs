@@ -33,6 +33,7 @@ mod decide;
 mod effects;
 mod evaluate;
 mod flow;
+mod frame_end;
 mod globals;
 mod kept;
 mod literal;
@@ -273,7 +274,8 @@ impl Bounds {
             fresh_below: from
                 .filter(|f| direction == Direction::Forward && moves_forward(action) && f.event != StopKind::End)
                 .and_then(|f| f.depth),
-            end_possible: !(direction == Direction::Inverse && from.is_some_and(|f| f.event == StopKind::End)),
+            // The end comes last: no step back, and no earlier state of an inverse trajectory.
+            end_possible: direction == Direction::Forward && !action.is_reverse(),
         };
         if let Some(from) = from.filter(|_| bounds.keeps_names(direction) && moves_forward(action)) {
             let generator = from.function.as_deref().zip(from.line).is_none_or(|(f, line)| {
@@ -599,11 +601,9 @@ fn shapes(
     }
     let generator = facts.may_be_generator(function, line);
     let returning = from.event == StopKind::Return;
-    // The same frame's next event: a line the blocks lead to, or its return or exception.
-    // The module raises or returns only in the statement it stopped in.
-    let ends_at = (depth == 0 && from.event == StopKind::Line)
-        .then(|| facts.module_statement_run(line))
-        .flatten();
+    // The same frame's next event: a line the blocks lead to, or its return or exception
+    // (within the statement it stopped in).
+    let ends_at = facts.statement_run(from);
     let same_frame_any = || match facts.flow_lines(from) {
         Some(lines) => vec![
             Shape {
@@ -700,6 +700,8 @@ fn shapes(
 mod call_tests;
 #[cfg(test)]
 mod computed_tests;
+#[cfg(test)]
+mod frame_end_tests;
 #[cfg(test)]
 mod frame_tests;
 #[cfg(test)]

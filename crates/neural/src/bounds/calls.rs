@@ -131,6 +131,16 @@ impl CodeFacts {
     /// reaches first, when the code tells ([`first_callee`]): its scope's name and
     /// first line.
     pub(super) fn first_callee(&self, function: &str, line: u32) -> Option<(String, u32)> {
+        self.one_callee(function, line, Repeats::No)
+    }
+
+    /// [`Self::first_callee`], or the one piece of the program's code the statement calls
+    /// several times (`[move(a), move(b)]`): the frame it returns from last.
+    fn last_callee(&self, function: &str, line: u32) -> Option<(String, u32)> {
+        self.one_callee(function, line, Repeats::Allowed)
+    }
+
+    fn one_callee(&self, function: &str, line: u32, repeats: Repeats) -> Option<(String, u32)> {
         if !self.surely_calls(function, line) {
             return None;
         }
@@ -142,7 +152,7 @@ impl CodeFacts {
             pure: &pure,
             init: &|name: &str| inits.get(name).copied(),
         };
-        let (name, at) = first_callee(self.tree.root_node(), self.source.as_bytes(), line, &callees)?;
+        let (name, at) = first_callee(self.tree.root_node(), self.source.as_bytes(), line, &callees, repeats)?;
         let scope = self.entered(&name, at, line)?;
         let class = scope.kind == ScopeKind::Class;
         (class || !self.program.implicit_calls).then(|| (name.clone(), scope.first))
@@ -169,7 +179,7 @@ impl CodeFacts {
     /// statement went on: a comprehension on its own line, a function on one of the lines
     /// [`super::flow::normal_return_lines`] finds.
     pub(super) fn last_return(&self, function: &str, line: u32, depth: u32) -> Option<Shape> {
-        let (name, first) = self.first_callee(function, line)?;
+        let (name, first) = self.last_callee(function, line)?;
         let lines = if name.starts_with('<') {
             BTreeSet::from([first])
         } else {
@@ -272,6 +282,7 @@ pub(super) fn first_callee(
     source: &[u8],
     line: u32,
     callees: &Callees<'_>,
+    repeats: Repeats,
 ) -> Option<(String, Option<u32>)> {
     let Callees { plain, pure, init } = callees;
     let words = |node: Node<'_>| node.utf8_text(source).unwrap_or_default();
@@ -324,7 +335,21 @@ pub(super) fn first_callee(
             }
         }
     }
-    (entries.len() == 1 && surely_calls(root, source, line, plain)).then(|| entries.remove(0))
+    let one = match repeats {
+        Repeats::No => entries.len() == 1,
+        Repeats::Allowed => !entries.is_empty() && entries.iter().all(|e| *e == entries[0]),
+    };
+    (one && surely_calls(root, source, line, plain)).then(|| entries.remove(0))
+}
+
+/// Whether [`first_callee`] answers for a statement that calls its one piece of the
+/// program's code more than once: the frame it enters first and returns from last is that
+/// one then, but it is not the statement's only call of it (the call before may have
+/// been the same function's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Repeats {
+    No,
+    Allowed,
 }
 
 /// The expression or `return` statement written on `line` alone: no other statement

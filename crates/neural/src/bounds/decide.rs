@@ -23,7 +23,9 @@ impl CodeFacts {
         let (line, function) = (from.line?, from.function.as_deref()?);
         let (root, source) = (self.tree.root_node(), self.source.as_bytes());
         match from.event {
-            StopKind::Line => flow::after_line(root, source, function, line),
+            StopKind::Line => {
+                flow::after_line(root, source, function, line).or_else(|| self.after_class_header(function, line))
+            }
             StopKind::Call if !self.may_be_generator(function, line) => flow::after_call(root, source, function, line),
             _ => None,
         }

@@ -64,7 +64,7 @@ pub(super) fn is_statement(node: Node<'_>) -> bool {
             ))
 }
 
-fn statements(block: Node<'_>) -> Vec<Node<'_>> {
+pub(super) fn statements(block: Node<'_>) -> Vec<Node<'_>> {
     let mut cursor = block.walk();
     block.named_children(&mut cursor).filter(|n| is_statement(*n)).collect()
 }
@@ -152,7 +152,7 @@ fn entry(statement: Node<'_>) -> Lines {
 }
 
 /// The first line events of a block.
-fn entry_of(block: Option<Node<'_>>) -> Lines {
+pub(super) fn entry_of(block: Option<Node<'_>>) -> Lines {
     statements(block?).first().copied().map_or(Some(BTreeSet::new()), entry)
 }
 

@@ -9,7 +9,7 @@ use super::repr_text::ReprText;
 use super::{Bounds, Kept};
 
 /// What follows a module's return's variables: a module's code always returns `None`.
-const MODULE_RETURN_TAIL: &[u8] = b" <|value|>\"None\"";
+const RETURNS_NONE_TAIL: &[u8] = b" <|value|>\"None\"";
 
 /// What follows any other return's or exception's variables: the value's repr comes next.
 const VALUE_OPEN: &[u8] = b" <|value|>\"";
@@ -160,8 +160,15 @@ impl<'b> Scan<'b> {
         if !(returns || self.event == Some(StopKind::Exception)) || bounds.facts.is_none() {
             return &[];
         }
-        if returns && self.function.as_deref() == Some(super::MODULE) {
-            return MODULE_RETURN_TAIL;
+        let returns_none = |function: &str| {
+            function == super::MODULE
+                || bounds
+                    .facts
+                    .as_ref()
+                    .is_some_and(|facts| facts.class_body_returns_none(function, self.line))
+        };
+        if returns && self.function.as_deref().is_some_and(returns_none) {
+            return RETURNS_NONE_TAIL;
         }
         match &bounds.callee_value {
             Some((depth, tail)) if returns && *depth == self.depth => tail,
