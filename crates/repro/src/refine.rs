@@ -71,6 +71,28 @@ pub fn is_invented_module(input: &GenInput<'_>, module: &str) -> bool {
             .is_some_and(|project| project.python_files().any(|file| word.is_match(&file.text)))
 }
 
+/// Whether a module a run found missing is the reporter's own file, which the report
+/// names (`SegDataset (in data.py, not shown)`) but does not hold: a script can do without
+/// it as with an invented one, its names standing in. A package the report only imports
+/// is what the bug may need, and stays.
+pub fn is_reporters_module(input: &GenInput<'_>, module: &str) -> bool {
+    let Ok(file) = regex::Regex::new(&format!(r"\b{}\.py\b", regex::escape(module))) else {
+        return false;
+    };
+    file.is_match(input.report.text())
+        && !input.project.is_some_and(|project| {
+            project
+                .python_files()
+                .any(|f| f.path.ends_with(&format!("{module}.py")))
+        })
+}
+
+/// Whether the script can do without a module the run found missing: one the generator
+/// made up ([`is_invented_module`]) or the reporter's own file ([`is_reporters_module`]).
+pub fn can_do_without(input: &GenInput<'_>, module: &str) -> bool {
+    is_invented_module(input, module) || is_reporters_module(input, module)
+}
+
 /// The next candidate without a model, driven by the feedback; `None` when no edit applies.
 pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedback<'_>) -> Option<Candidate> {
     let mut code = previous.code.clone();
@@ -105,9 +127,10 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
         undefined.push(name.to_owned());
     }
     // A module the run lacks that nothing in the report or the project uses was made up by
-    // the generator: its imports go, and the names they bound get definitions if unbound.
+    // the generator, or is the reporter's own file the report does not hold: its imports
+    // go, and the names they bound get definitions if unbound.
     if let Some(missing) = feedback.run.and_then(|run| run.missing.as_deref())
-        && is_invented_module(input, missing)
+        && can_do_without(input, missing)
         && let Some((edit, bound)) = drop_imports_of(&mut code, missing)
     {
         edits.push(edit);
@@ -286,6 +309,36 @@ mod tests {
             ..Feedback::default()
         };
         assert!(rule_refine(&input, &uses, &feedback).is_none_or(|next| next.code.contains("import mylib")));
+        assert!(!can_do_without(&input, "mylib"));
+
+        // The reporter's own file, which the report names but does not hold, goes too; its
+        // names get stand-ins.
+        let own = ParsedReport::from(BugReport {
+            title: "cat fails in the decoder".into(),
+            description: "SegDataset (in data.py, not shown) loads the tiles.".into(),
+            ..BugReport::default()
+        });
+        let r = restructure_rules(&own);
+        let input = GenInput::of_report(&own, &r);
+        assert!(is_reporters_module(&input, "data") && can_do_without(&input, "data"));
+        assert!(!is_reporters_module(&input, "torch"));
+        let data = crate::checks::observe(
+            Termination::Exited(1),
+            "",
+            &stderr.replace("reproduction_script", "data"),
+            5,
+        );
+        let uses = Candidate {
+            code: "from data import SegDataset\nds = SegDataset('tiles')\nprint(len(ds))\n".into(),
+            edits: vec![],
+        };
+        let feedback = Feedback {
+            run: Some(&data),
+            ..Feedback::default()
+        };
+        let next = rule_refine(&input, &uses, &feedback).expect("an edit applies");
+        assert!(!next.code.contains("from data import"), "{}", next.code);
+        assert!(next.code.contains("SegDataset"), "{}", next.code);
     }
 
     #[test]

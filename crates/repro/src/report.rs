@@ -99,7 +99,7 @@ static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
         ("accuracy", r"(?i)(?:accuracy|\bacc\b)"),
         (
             "not_learning",
-            r"(?i)(?:not (?:learning|improving|decreasing|converging)|stuck|plateau|(?:doesn'?t|does not|won'?t) (?:learn|improve|decrease|converge)|constant loss)",
+            r"(?i)(?:not (?:learning|improving|decreasing|converging|going down)|stuck|plateau|(?:doesn'?t|does not|won'?t|never) (?:learn|improve|decrease|converge|go(?:es)? down)|constant loss|(?:predicts?|outputs?|returns?) the same (?:value|output|prediction|class|constant)|same (?:value|output|prediction) for (?:every|all|each)|\b(?:jumps?|bounc\w*|oscillat\w*) (?:around|between|up and down))",
         ),
         ("leakage", r"(?i)\bleak(?:age|s|ed|ing)?\b"),
         (
@@ -204,7 +204,8 @@ pub fn classify(text: &str) -> Symptom {
         SymptomClass::WrongCalculation
     } else if has("save_reload") {
         SymptomClass::WrongSaveReload
-    } else if has("shape") && wrong {
+    } else if has("shape") && wrong && !has("not_learning") {
+        // A model that does not learn is the complaint, whatever shapes the report names.
         SymptomClass::WrongShape
     } else if has("slow") {
         SymptomClass::LowEfficiency
@@ -777,6 +778,15 @@ mod tests {
             (
                 "the rows are standardised instead of the columns, accuracy is worse",
                 SymptomClass::WrongParameterSetting,
+            ),
+            // A model that does not learn, whatever shapes the report names.
+            (
+                "features.npy is float32 of shape (1000, 8); the training MSE jumps around and does not go down",
+                SymptomClass::PerformanceDegradation,
+            ),
+            (
+                "every prediction is 0.99999, the network predicts the same value for every house",
+                SymptomClass::PerformanceDegradation,
             ),
         ];
         for (text, class) in cases {

@@ -606,7 +606,7 @@ async fn run(
                 .run
                 .as_ref()
                 .and_then(|r| r.missing.clone())
-                .filter(|missing| !refine::is_invented_module(&input, missing))
+                .filter(|missing| !refine::can_do_without(&input, missing))
             {
                 say(
                     events,

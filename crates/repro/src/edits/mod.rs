@@ -26,6 +26,7 @@ mod strip_notebook;
 mod synthesize_data;
 mod synthesize_datasets;
 mod synthesize_images;
+mod synthetic_frame;
 mod uncatch_reported;
 
 pub(crate) use append_observer::OBSERVER_MARK;

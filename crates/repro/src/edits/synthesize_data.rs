@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex};
 
 use super::code::{re, shape_literal};
+use super::synthetic_frame::{HELPER, frame_call, helper_definition};
 
 /// Synthetic data for one `np.load(...)`: the shape and dtype its line states (`dtype=int`,
 /// a trailing `# (120, 8)` or `# digits 0..9`) win over the report-wide shape.
@@ -90,15 +91,27 @@ pub(crate) fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<Stri
         "pd.DataFrame(np.random.default_rng(0).standard_normal(({rows}, {})), columns={columns:?})",
         columns.len()
     );
+    // A table gets the columns the code names, in the roles its uses give them.
+    let mut tables = false;
+    let before = new.clone();
     new = READ_CSV
-        .replace_all(&new, |c: &Captures<'_>| {
+        .replace_all(&before, |c: &Captures<'_>| {
             if available(&c[3]) {
                 return c[0].to_owned();
             }
             replaced.push(c[3].to_owned());
-            frame.clone()
+            match frame_call(&before, &c[0], rows) {
+                Some(call) => {
+                    tables = true;
+                    call
+                }
+                None => frame.clone(),
+            }
         })
         .into_owned();
+    if tables && !new.contains(&format!("def {HELPER}(")) {
+        new.insert_str(0, &helper_definition());
+    }
     let cols = shape.get(1).copied().unwrap_or(4);
     let csv: String = (0..rows.min(200))
         .map(|r| {
@@ -137,11 +150,23 @@ mod tests {
     fn pandas_frames_keep_the_columns_the_code_uses() {
         let mut code = "df = pd.read_csv('train.csv')\ny = df['label']\n".to_owned();
         synthesize_data(&mut code, &[10, 2]).unwrap();
-        assert!(code.contains("columns=[\"label\"]"), "{code}");
-        complete_imports(&mut code).unwrap();
         assert!(
-            code.contains("import pandas as pd") && code.contains("import numpy as np"),
+            code.contains("df = _replayground_frame(10, [(\"label\", \"label\")])"),
             "{code}"
+        );
+        assert!(code.starts_with("def _replayground_frame(rows, columns):"), "{code}");
+        // A second pass defines the helper once.
+        let again = code.replace(
+            "_replayground_frame(10, [(\"label\", \"label\")])",
+            "pd.read_csv('more.csv')",
+        );
+        let mut again = format!("{again}\nz = pd.read_csv('more.csv')\n");
+        synthesize_data(&mut again, &[10, 2]).unwrap();
+        assert_eq!(again.matches("def _replayground_frame").count(), 1, "{again}");
+        assert_eq!(
+            complete_imports(&mut code),
+            None,
+            "the helper imports what it uses: {code}"
         );
     }
 
