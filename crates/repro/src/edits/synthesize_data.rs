@@ -110,7 +110,13 @@ pub(crate) fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<Stri
         })
         .into_owned();
     if tables && !new.contains(&format!("def {HELPER}(")) {
-        new.insert_str(0, &helper_definition());
+        // After any `from __future__` import, which must come first.
+        let at = new
+            .match_indices("from __future__ import")
+            .filter(|&(i, _)| i == 0 || new[..i].ends_with('\n'))
+            .last()
+            .map_or(0, |(i, _)| new[i..].find('\n').map_or(new.len(), |end| i + end + 1));
+        new.insert_str(at, &helper_definition());
     }
     let cols = shape.get(1).copied().unwrap_or(4);
     let csv: String = (0..rows.min(200))
@@ -163,6 +169,12 @@ mod tests {
         let mut again = format!("{again}\nz = pd.read_csv('more.csv')\n");
         synthesize_data(&mut again, &[10, 2]).unwrap();
         assert_eq!(again.matches("def _replayground_frame").count(), 1, "{again}");
+        let mut future = "from __future__ import annotations\ndf = pd.read_csv('t.csv')\ny = df['label']\n".to_owned();
+        synthesize_data(&mut future, &[10, 2]).unwrap();
+        assert!(
+            future.starts_with("from __future__ import annotations\ndef _replayground_frame("),
+            "{future}"
+        );
         assert_eq!(
             complete_imports(&mut code),
             None,

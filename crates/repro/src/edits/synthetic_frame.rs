@@ -9,8 +9,9 @@
 //! `drop("y", axis=1)`, `usecols=`). Roles:
 //! - **text**: a name such as `review`, `text` or `title`, or one read through `.str`;
 //! - **label** (0/1 classes, following the features): a name such as `label`, `class`,
-//!   `is_fraud`, or the column the code drops from the features and selects alone (the
-//!   target) in a script that classifies (a cross-entropy loss, accuracy, one-hot);
+//!   `is_fraud`; or, in a script that classifies (a cross-entropy loss, accuracy, one-hot),
+//!   the target: the column the code drops from the features and selects alone, or one
+//!   named `y`, `target` or `outcome`;
 //! - **target** (a positive continuous value following the features): the target of a
 //!   script that does not classify;
 //! - **feature**: every other column, standard normal.
@@ -86,10 +87,10 @@ pub(crate) fn frame_call(code: &str, call: &str, rows: usize) -> Option<String> 
         .map(|name| {
             let role = if is_text(code, name) {
                 Role::Text
-            } else if LABEL_NAME.is_match(name) || (target.as_deref() == Some(name.as_str()) && classifies) {
+            } else if LABEL_NAME.is_match(name) {
                 Role::Label
-            } else if target.as_deref() == Some(name.as_str()) {
-                Role::Target
+            } else if target.as_deref() == Some(name.as_str()) || TARGET_NAME.is_match(name) {
+                if classifies { Role::Label } else { Role::Target }
             } else {
                 Role::Feature
             };
@@ -99,11 +100,15 @@ pub(crate) fn frame_call(code: &str, call: &str, rows: usize) -> Option<String> 
     Some(format!("{HELPER}({rows}, [{}])", listed.join(", ")))
 }
 
+/// Names only a class takes.
 static LABEL_NAME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:labels?|targets?|class(?:es)?|category|y|is_\w+|has_\w+|survived|outcome|churn|fraud|spam|species|sentiment|diagnosis|default|clicked|fault)$",
+        r"(?i)^(?:labels?|class(?:es)?|category|is_\w+|has_\w+|survived|churn|fraud|spam|species|sentiment|diagnosis|default|clicked|fault)$",
     )
 });
+
+/// Names of what a model predicts: a class or a number, as the script's loss tells.
+static TARGET_NAME: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^(?:y|targets?|outcome)$"));
 
 static TEXT_NAME: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -224,6 +229,17 @@ mod tests {
                 10
             ),
             None
+        );
+        // `y` is a class or a number, as the loss tells.
+        let regression = "df = pd.read_csv(\"d.csv\")\ny = df[\"y\"]\nloss = nn.MSELoss()\n";
+        assert_eq!(
+            frame_call(regression, "pd.read_csv(\"d.csv\")", 5).unwrap(),
+            r#"_replayground_frame(5, [("y", "target")])"#
+        );
+        let classes = regression.replace("nn.MSELoss()", "nn.CrossEntropyLoss()");
+        assert_eq!(
+            frame_call(&classes, "pd.read_csv(\"d.csv\")", 5).unwrap(),
+            r#"_replayground_frame(5, [("y", "label")])"#
         );
     }
 
