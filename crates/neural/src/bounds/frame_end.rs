@@ -52,9 +52,9 @@ impl CodeFacts {
     /// or raise before its next line event: none on a class body's first line; those of
     /// the simple statement there and of any that start on a line it ends on (falling off
     /// the end returns on the last statement's line), or a definition's header. `None`
-    /// where the text does not tell: a branch's or a loop's header, a lambda's or comprehension's frame, or inside a
-    /// `with` or a `try` with a `finally` (their exits run between a `return` and the
-    /// frame's return event).
+    /// where the text does not tell: a branch's or a loop's header, a lambda's or
+    /// comprehension's frame, or inside a `with` or a `try` with a `finally` (their exits
+    /// run between a `return` and the frame's return event).
     pub(super) fn frame_statement_run(&self, function: &str, line: u32) -> Option<BTreeSet<u32>> {
         if self.class_header(function, line).is_some() {
             return Some(BTreeSet::new());
