@@ -10,7 +10,7 @@ use replayground_shared::repro::{CheckKind, CheckVerdict};
 use crate::checks::{RuffDiagnostic, RunObservation};
 use crate::edits::{
     append_observer, comment_out_unparsable, complete_imports, define_undefined, detach_project_imports,
-    drop_imports_of, inferred_shape, shrink_loops, synthesize_data,
+    drop_imports_of, inferred_shape, missing_array_file, shrink_loops, synthesize_data, write_missing_file,
 };
 use crate::generate::{Candidate, GenInput, rule_candidate};
 use replayground_exec::sandbox::Termination;
@@ -80,11 +80,23 @@ pub fn is_reporters_module(input: &GenInput<'_>, module: &str) -> bool {
         return false;
     };
     file.is_match(input.report.text())
-        && !input.project.is_some_and(|project| {
-            project
-                .python_files()
-                .any(|f| f.path.ends_with(&format!("{module}.py")))
-        })
+        && !input
+            .project
+            .is_some_and(|project| project.python_files().any(|f| holds_module(&f.path, module)))
+}
+
+/// Whether a project file is the module's own: `data.py` or `data/__init__.py` holds `data`,
+/// `mydata.py` does not.
+fn holds_module(path: &str, module: &str) -> bool {
+    let path = std::path::Path::new(path);
+    let stem = path.file_stem().and_then(|stem| stem.to_str());
+    match stem {
+        Some("__init__") => path
+            .parent()
+            .and_then(|folder| folder.file_name())
+            .is_some_and(|folder| folder == module),
+        stem => stem == Some(module),
+    }
 }
 
 /// Whether the script can do without a module the run found missing: one the generator
@@ -98,10 +110,8 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
     let mut code = previous.code.clone();
     let mut edits = Vec::new();
     let failed = |kind: CheckKind| feedback.verdicts.iter().any(|v| v.check == kind && !v.passed);
-    let shape = inferred_shape(&format!(
-        "{}\n{}",
-        input.restructured.problem, input.restructured.observed
-    ));
+    let report = input.report_text();
+    let shape = inferred_shape(&report);
 
     if failed(CheckKind::Structural)
         && let Some(edit) = comment_out_unparsable(&mut code)
@@ -138,7 +148,13 @@ pub fn rule_refine(input: &GenInput<'_>, previous: &Candidate, feedback: &Feedba
     }
     undefined.sort();
     undefined.dedup();
-    edits.extend(define_undefined(&mut code, &undefined, input.project, Some(&shape)));
+    edits.extend(define_undefined(&mut code, &undefined, input.project, Some(&report)));
+    // A data file read through a path the code passes around, which the run found missing.
+    if let Some(path) = feedback.run.and_then(missing_array_file)
+        && let Some(edit) = write_missing_file(&mut code, &path, &report, &shape)
+    {
+        edits.push(edit);
+    }
 
     if let Some(run) = feedback.run {
         if matches!(run.termination, Termination::Stopped(_))
@@ -322,6 +338,26 @@ mod tests {
         let input = GenInput::of_report(&own, &r);
         assert!(is_reporters_module(&input, "data") && can_do_without(&input, "data"));
         assert!(!is_reporters_module(&input, "torch"));
+        // A project file whose name only ends like the module's is another module; the
+        // module's own file or package is the project's.
+        for (path, holds) in [
+            ("src/mydata.py", false),
+            ("src/data.py", true),
+            ("data/__init__.py", true),
+        ] {
+            let project = Project {
+                files: vec![SourceFile {
+                    path: path.into(),
+                    text: "X = 1\n".into(),
+                }],
+                notes: vec![],
+            };
+            let with_project = GenInput {
+                project: Some(&project),
+                ..input
+            };
+            assert_eq!(is_reporters_module(&with_project, "data"), !holds, "{path}");
+        }
         let data = crate::checks::observe(
             Termination::Exited(1),
             "",

@@ -215,7 +215,81 @@ fn read_symptom(stdout: &str, stderr: &str, crashed: bool, metrics: &[(String, f
             symptom.class = SymptomClass::WrongCalculation;
         }
     }
+    if !crashed && (prints_constant_predictions(stdout) || loss_bounces(metrics)) {
+        // The same non-whole value for every row of a printed array (a model whose output
+        // does not depend on its input), or a loss that climbs back far above its lowest:
+        // training that does not converge.
+        symptom.cues.push("not_learning".to_owned());
+        if symptom.class == SymptomClass::Unknown {
+            symptom.class = SymptomClass::PerformanceDegradation;
+        }
+    }
     symptom
+}
+
+/// Whether the longest series of one training loss the run printed (`loss`, `train mse`;
+/// five values or more) climbs back after its lowest value to twice that value or more, and ends above
+/// it: a loss that goes down and then bounces (`2.22 1.52 0.62 0.62 1.45 0.71`), not noise
+/// around a falling trend.
+fn loss_bounces(metrics: &[(String, f64)]) -> bool {
+    let is_loss = |name: &str| name.contains("loss") || ["mse", "rmse", "mae"].contains(&name);
+    let mut names: Vec<&str> = metrics.iter().map(|(n, _)| n.as_str()).filter(|n| is_loss(n)).collect();
+    names.sort_unstable();
+    names.dedup();
+    // The training loss: a validation loss that rises again is overfitting, not this.
+    let training: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !n.starts_with("val_") && !n.starts_with("test_"))
+        .collect();
+    if !training.is_empty() {
+        names = training;
+    }
+    let series = names
+        .into_iter()
+        .map(|name| {
+            metrics
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| *v)
+                .collect::<Vec<f64>>()
+        })
+        .max_by_key(Vec::len)
+        .unwrap_or_default();
+    if series.len() < 5 || series.iter().any(|v| !v.is_finite()) {
+        return false;
+    }
+    let (low_at, low) = series
+        .iter()
+        .copied()
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, 0.0));
+    let after = &series[low_at + 1..];
+    let last = series.last().copied().unwrap_or(low);
+    low > 0.0 && after.iter().any(|&v| v >= 2.0 * low) && last > 1.1 * low
+}
+
+/// Whether the output prints an array of three or more values that are all the same
+/// fraction to within 1% (`[0.9990752 0.9998875 0.9983505]`, a sigmoid saturated for every
+/// input). Whole numbers are left out: a row of identical labels (`[1 1 1]`) or zeros
+/// says nothing.
+fn prints_constant_predictions(stdout: &str) -> bool {
+    static ARRAY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([^\[\]]+)\]").expect("a valid pattern"));
+    ARRAY.captures_iter(stdout).any(|c| {
+        let values: Option<Vec<f64>> = c[1]
+            .split(|ch: char| ch.is_whitespace() || ch == ',')
+            .filter(|v| !v.is_empty())
+            .map(|v| v.parse::<f64>().ok())
+            .collect();
+        values.is_some_and(|values| {
+            let first = values.first().copied().unwrap_or(0.0);
+            values.len() >= 3
+                && first.is_finite()
+                && first.fract() != 0.0
+                && values.iter().all(|v| (v - first).abs() <= 0.01 * first.abs())
+        })
+    })
 }
 
 fn strip_tracebacks(text: &str) -> String {
@@ -228,6 +302,55 @@ fn strip_tracebacks(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_constant_prediction_for_every_input_is_not_learning() {
+        let run = |stdout: &str| observe(Termination::Exited(0), stdout, "", 1).symptom;
+        let saturated =
+            run("final loss: 416.4\n[0.99907523 0.9998875  0.9992178  0.9993113  0.9983505 ]\n[17.34 25.85 14.27]\n");
+        assert_eq!(saturated.class, SymptomClass::PerformanceDegradation);
+        assert!(saturated.cues.contains(&"not_learning".to_owned()));
+        for other in [
+            "[1 1 1 1]\n",
+            "[0. 0. 0.]\n",
+            "[0.51, 0.12, 0.93]\n",
+            "[0.50 0.52 0.49]\n",
+            "[0.5 0.5]\n",
+            "[nan nan nan]\n",
+        ] {
+            assert!(!run(other).cues.contains(&"not_learning".to_owned()), "{other}");
+        }
+        let crashed = observe(
+            Termination::Exited(1),
+            "[0.5 0.5 0.5]\n",
+            "Traceback (most recent call last):\nValueError: x\n",
+            1,
+        );
+        assert_eq!(crashed.symptom.class, SymptomClass::Crash);
+    }
+
+    #[test]
+    fn a_loss_that_bounces_back_up_is_not_learning() {
+        let run = |stdout: &str| observe(Termination::Exited(0), stdout, "", 1).symptom;
+        let epochs = |values: &[f64]| {
+            let lines: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("epoch {i} train mse {v}\nval_loss: 9\n"))
+                .collect();
+            lines.concat()
+        };
+        let bouncing = run(&epochs(&[2.2244, 1.5225, 0.6165, 0.6165, 1.4495, 0.7142]));
+        assert_eq!(bouncing.class, SymptomClass::PerformanceDegradation);
+        assert!(bouncing.cues.contains(&"not_learning".to_owned()));
+        for healthy in [
+            epochs(&[2.2, 1.5, 0.9, 0.7, 0.6, 0.55]),
+            epochs(&[2.2, 1.5, 0.3, 0.5, 0.31, 0.3]),
+            epochs(&[2.2, 0.3, 0.9]),
+        ] {
+            assert!(!run(&healthy).cues.contains(&"not_learning".to_owned()), "{healthy}");
+        }
+    }
 
     #[test]
     fn metrics_and_exploding_losses_are_read_from_output() {

@@ -189,10 +189,22 @@ const MESSAGE_OVERLAP_FLOOR: f32 = 0.5;
 /// [`word_overlap`] of the two, which the caller has already computed.
 fn same_message(message: &str, reported: &str, overlap: f32) -> bool {
     if words(reported).is_empty() {
-        let bare = |m: &str| m.split_whitespace().collect::<String>();
-        return bare(message) == bare(reported);
+        return same_wordless(message, reported);
     }
     overlap >= MESSAGE_OVERLAP_FLOOR
+}
+
+/// Whether a message without words to count is the reported one: the same text, or, where
+/// both are a bare integer (`KeyError: 764`, a row label that the data and its shuffle
+/// decide), any integer.
+fn same_wordless(message: &str, reported: &str) -> bool {
+    let bare = |m: &str| m.split_whitespace().collect::<String>();
+    let integer = |m: &str| {
+        let digits = m.strip_prefix('-').unwrap_or(m);
+        !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+    };
+    let (message, reported) = (bare(message), bare(reported));
+    message == reported || (integer(&message) && integer(&reported))
 }
 
 /// Whether a run's output shows an expected exception line (a benchmark's truth): most of
@@ -340,6 +352,11 @@ pub fn score_run(report: &RestructuredReport, run: &RunObservation) -> (f32, Str
             let wanted = expected.error_type.as_deref().unwrap_or("an exception");
             let not_it = if other_type {
                 format!(" That is not the reported {wanted}, even with the same message.")
+            } else if another_reason && words(&reported_message).is_empty() {
+                format!(
+                    " Its message is not the report's (`{}`): the reported {wanted} raised for another reason.",
+                    reported_message.trim()
+                )
             } else if another_reason {
                 format!(
                     " Its message shares little with the report's ({:.0}% of the words): the reported {wanted} raised for another reason.",
@@ -499,6 +516,13 @@ mod tests {
         // A message without words to count is compared as it is.
         assert!(raised("KeyError: 'lr'", "KeyError: 'lr'").0 >= ACCEPT_SCORE);
         assert!(raised("KeyError: 'lr'", "KeyError: 'x'").0 < ACCEPT_SCORE);
+        let (score, detail) = raised("KeyError: 'lr'", "KeyError: 'x'");
+        assert!(detail.contains("not the report's (`'lr'`)"), "{score} {detail}");
+        // A bare integer key is a row label the data decides: any integer is the same
+        // message, a quoted name or a word is not.
+        assert!(raised("KeyError: 764", "KeyError: 22").0 >= ACCEPT_SCORE);
+        assert!(raised("KeyError: 764", "KeyError: 'review'").0 < ACCEPT_SCORE);
+        assert!(raised("KeyError: 764", "KeyError: 7.5").0 < ACCEPT_SCORE);
         let (score, detail) = crash(
             "One of the dimensions in the output is <= 0 due to downsampling in conv2d. Consider increasing the input size. Received input shape [None, 1, 20, 56]",
         );

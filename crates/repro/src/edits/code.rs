@@ -198,9 +198,23 @@ pub(crate) fn define_helper_once(code: &mut String, name: &str, helper: &str) {
 /// The shape [`inferred_shape`] gives a report that states none.
 pub(crate) const UNSTATED_SHAPE: [usize; 2] = [100, 4];
 
-/// The data shape the report implies, e.g. "X has shape (100, 3)"; [`UNSTATED_SHAPE`] otherwise.
+/// The data shape the report implies, e.g. "X has shape (100, 3)", else its rows of as many
+/// columns as it counts features ("12 numeric features": `(100, 12)`); [`UNSTATED_SHAPE`]
+/// otherwise.
 pub(crate) fn inferred_shape(text: &str) -> Vec<usize> {
     static SHAPE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)shape\D{0,20}?\((\d+(?:\s*,\s*\d+)*)\s*,?\)"));
+    static FEATURES: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)\b(\d{1,4})\s+((?:[a-z-]+\s+){0,2})(?:features|predictors|feature columns|input columns)\b")
+    });
+    // Words that end a count's phrase: `100 epochs the features` counts epochs.
+    const NOT_A_KIND: [&str; 8] = ["the", "of", "and", "with", "epochs", "rows", "samples", "steps"];
+    let counted = || {
+        FEATURES.captures_iter(text).find_map(|c| {
+            let kinds = c[2].split_whitespace().map(str::to_lowercase).collect::<Vec<_>>();
+            let count = c[1].parse::<usize>().ok().filter(|&n| (1..=1000).contains(&n))?;
+            (!kinds.iter().any(|k| NOT_A_KIND.contains(&k.as_str()))).then(|| vec![UNSTATED_SHAPE[0], count])
+        })
+    };
     SHAPE
         .captures_iter(text)
         .filter_map(|c| {
@@ -213,6 +227,7 @@ pub(crate) fn inferred_shape(text: &str) -> Vec<usize> {
                 && dims.iter().all(|&d| d > 0 && d <= 100_000)
                 && dims.iter().product::<usize>() <= 10_000_000
         })
+        .or_else(counted)
         .unwrap_or_else(|| UNSTATED_SHAPE.to_vec())
 }
 
@@ -231,6 +246,18 @@ pub(crate) fn shape_literal(shape: &[usize]) -> String {
 mod tests {
     use super::*;
     use crate::edits::complete_imports::undefined_known_names;
+
+    #[test]
+    fn a_counted_number_of_features_gives_the_columns() {
+        assert_eq!(inferred_shape("X has shape (100, 3) and 7 features"), vec![100, 3]);
+        assert_eq!(
+            inferred_shape("2000 transactions with 12 numeric features"),
+            vec![100, 12]
+        );
+        assert_eq!(inferred_shape("8 standardized sensor features"), vec![100, 8]);
+        assert_eq!(inferred_shape("after 100 epochs the features"), UNSTATED_SHAPE.to_vec());
+        assert_eq!(inferred_shape("no count here"), UNSTATED_SHAPE.to_vec());
+    }
 
     #[test]
     fn defined_names_are_not_imported_again() {

@@ -6,11 +6,13 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::code::{
-    UNSTATED_SHAPE, add_imports, bound_before_use, defines, insert_before_use, re, shape_literal, value_reads, word,
+    UNSTATED_SHAPE, add_imports, bound_before_use, defines_at_module_level, inferred_shape, insert_before_use, re,
+    shape_literal, value_reads, word,
 };
 use super::complete_imports::{framework_import, import_for};
 use super::hoist_main_blocks::split_entry_point;
-use super::stand_ins::{attribute_bag, names_a_loader, torch_loader};
+use super::stand_ins::{attribute_bag, dataset_stand_in, names_a_loader, torch_loader};
+use super::stated_data::{FEATURE_NAMES, LABEL_NAMES, Stated, stated};
 use crate::project::Project;
 
 /// Names that usually hold data, defined synthetically when a report's snippet uses them undefined.
@@ -22,32 +24,33 @@ use crate::project::Project;
 /// `num_classes`) get a usual value; a `PyTorch` data loader yields batches the code's model
 /// and loss take; an object the code only reads attributes of (`tokenizer.count`) holds
 /// their usual values.
-pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> Option<String> {
+pub(crate) fn synthetic_definition(name: &str, shape: &[usize], stated: &Stated, code: &str) -> Option<String> {
     let lower = name.to_lowercase();
+    let shape = stated.shape.as_deref().unwrap_or(shape);
     let rows = shape.first().copied().unwrap_or(100);
-    let features = [
-        "x", "data", "inputs", "input", "features", "images", "x_train", "x_test", "x_val", "train_x", "test_x",
-        "batch", "logits", "weights", "w",
-    ];
-    let labels = [
-        "y", "labels", "label", "targets", "target", "y_train", "y_test", "y_val", "train_y", "test_y", "y_true",
-    ];
-    if features.contains(&lower.as_str()) {
-        let shape = feature_shape(code, name, shape);
-        Some(format!(
-            "{name} = np.random.default_rng(0).standard_normal({})",
-            shape_literal(&shape)
-        ))
-    } else if labels.contains(&lower.as_str()) {
+    if FEATURE_NAMES.contains(&lower.as_str()) {
+        let shape = shape_literal(&feature_shape(code, name, shape));
+        let values = match stated.range {
+            Some((low, high)) => format!("np.random.default_rng(0).uniform({low}, {high}, {shape})"),
+            None => format!("np.random.default_rng(0).standard_normal({shape})"),
+        };
+        Some(format!("{name} = {}", as_torch(code, name, stated, values, true)))
+    } else if LABEL_NAMES.contains(&lower.as_str()) {
         // Labels the code one-hot encodes itself stay indices; else a categorical loss
         // takes them one-hot.
         let encoded = class_count(code, name);
         let classes = encoded.or_else(|| softmax_units(code)).unwrap_or(2);
-        let indices = format!("np.random.default_rng(1).integers(0, {classes}, size={rows})");
+        // A stated shape with a trailing axis (`y_train is (800, 1)`) is kept whole.
+        let size = match &stated.shape {
+            Some(stated) if stated.len() > 1 => shape_literal(stated),
+            _ => rows.to_string(),
+        };
+        let indices = format!("np.random.default_rng(1).integers(0, {classes}, size={size})");
         if encoded.is_none() && CATEGORICAL_LOSS.is_match(code) {
             Some(format!("{name} = np.eye({classes})[{indices}]"))
         } else {
-            Some(format!("{name} = {indices}"))
+            let float = !INDEX_LOSS.is_match(code);
+            Some(format!("{name} = {}", as_torch(code, name, stated, indices, float)))
         }
     } else if [
         "files",
@@ -80,6 +83,30 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], code: &str) -> O
         attribute_bag(name, code, |attribute| {
             setting_value(attribute, shape, code).unwrap_or_else(|| "16".to_owned())
         })
+    }
+}
+
+/// A `PyTorch` loss that takes class indices (`int64`), not float targets.
+static INDEX_LOSS: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:CrossEntropyLoss|NLLLoss|cross_entropy|nll_loss)\b"));
+
+/// `values` as the tensor a `PyTorch` script feeds its model (`float32`, or `int64` where
+/// `float` is false), in a script that uses `torch` alone and does not convert `name`
+/// itself, and that the report does not call an array; else `values` unchanged.
+fn as_torch(code: &str, name: &str, stated: &Stated, values: String, float: bool) -> String {
+    static TORCH: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*(?:import|from)\s+torch\b"));
+    static OTHER: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:keras|tensorflow|sklearn)\b"));
+    let converts = Regex::new(&format!(
+        r"\b(?:tensor|from_numpy|as_tensor|Tensor|FloatTensor|LongTensor|DoubleTensor)\(\s*{}\b",
+        regex::escape(name)
+    ))
+    .is_ok_and(|r| r.is_match(code));
+    if !TORCH.is_match(code) || OTHER.is_match(code) || converts || stated.array {
+        return values;
+    }
+    if float {
+        format!("torch.as_tensor({values}, dtype=torch.float32)")
+    } else {
+        format!("torch.as_tensor({values})")
     }
 }
 
@@ -239,14 +266,15 @@ fn project_definition(project: &Project, name: &str) -> Option<String> {
 }
 
 /// Defines the `undefined` names that are still unbound at module level: imports for the
-/// well-known ones, else the project's definitions, else synthetic data of `shape` (none
-/// without one). Returns the edits made (definitions, then imports).
+/// well-known ones, else the project's definitions, else synthetic data as the `report`'s
+/// text describes it (none without one). Returns the edits made (definitions, then imports).
 pub(crate) fn define_undefined(
     code: &mut String,
     undefined: &[String],
     project: Option<&Project>,
-    shape: Option<&[usize]>,
+    report: Option<&str>,
 ) -> Vec<String> {
+    let shape = report.map(inferred_shape);
     let mut edits = Vec::new();
     let mut imports = Vec::new();
     let mut definitions = Vec::new();
@@ -264,7 +292,13 @@ pub(crate) fn define_undefined(
         } else if let Some(definition) = project.and_then(|p| project_definition(p, name)) {
             definitions.push(definition);
             defined.push(name.as_str());
-        } else if let Some(definition) = shape.and_then(|shape| synthetic_definition(name, shape, code)) {
+        } else if let Some(definition) = dataset_stand_in(name, report.unwrap_or(""), code) {
+            definitions.push(definition);
+            defined.push(name.as_str());
+        } else if let Some(definition) = report
+            .zip(shape.as_deref())
+            .and_then(|(report, shape)| synthetic_definition(name, shape, &stated(report, name), code))
+        {
             definitions.push(definition);
             defined.push(name.as_str());
         }
@@ -274,12 +308,12 @@ pub(crate) fn define_undefined(
         definitions.sort_by_key(|d| !d.starts_with("# from "));
         insert_before_use(code, &format!("{}\n", definitions.join("\n")), &defined);
         edits.push(format!("defined undefined data: {}", definitions.join("; ")));
-        if !defines(code, "np") {
+        if !defines_at_module_level(code, "np") {
             imports.push("import numpy as np".to_owned());
         }
         for module in ["torch", "types"] {
             let prefix = format!("{module}.");
-            if definitions.iter().any(|d| d.contains(&prefix)) && !defines(code, module) {
+            if definitions.iter().any(|d| d.contains(&prefix)) && !defines_at_module_level(code, module) {
                 imports.push(format!("import {module}"));
             }
         }
@@ -302,19 +336,19 @@ mod tests {
     fn synthetic_labels_follow_how_the_code_uses_them() {
         let one_hot = "Y = np.eye(10)[y]\nloss = -np.mean(np.log(p) * Y)\n";
         assert_eq!(
-            synthetic_definition("y", &[64, 3], one_hot).unwrap(),
+            synthetic_definition("y", &[64, 3], &Stated::default(), one_hot).unwrap(),
             "y = np.random.default_rng(1).integers(0, 10, size=64)"
         );
         let keras = "labels = to_categorical(y_train, num_classes=7)\n";
         assert!(
-            synthetic_definition("y_train", &[8], keras)
+            synthetic_definition("y_train", &[8], &Stated::default(), keras)
                 .unwrap()
                 .contains("integers(0, 7,")
         );
         // A log-loss needs 0/1 labels; with nothing said, labels are binary.
         let log_loss = "loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))\n";
         assert!(
-            synthetic_definition("y", &[8], log_loss)
+            synthetic_definition("y", &[8], &Stated::default(), log_loss)
                 .unwrap()
                 .contains("integers(0, 2,")
         );
@@ -325,24 +359,24 @@ mod tests {
     fn synthetic_features_take_the_shape_the_code_gives_them() {
         let reshaped = "x = x.reshape(-1, 28, 28, 1)\nmodel.fit(x, y)\n";
         assert_eq!(
-            synthetic_definition("x", &UNSTATED_SHAPE, reshaped).unwrap(),
+            synthetic_definition("x", &UNSTATED_SHAPE, &Stated::default(), reshaped).unwrap(),
             "x = np.random.default_rng(0).standard_normal((100, 28, 28, 1))"
         );
         let keras = "inputs = keras.Input(shape=(64,64,1))\nmodel.fit(x_train, y_train)\n";
         assert!(
-            synthetic_definition("x_train", &UNSTATED_SHAPE, keras)
+            synthetic_definition("x_train", &UNSTATED_SHAPE, &Stated::default(), keras)
                 .unwrap()
                 .ends_with("standard_normal((100, 64, 64, 1))")
         );
         let torch = "self.fc = nn.Linear(13, 1)\nout = net(inputs)\n";
         assert!(
-            synthetic_definition("inputs", &UNSTATED_SHAPE, torch)
+            synthetic_definition("inputs", &UNSTATED_SHAPE, &Stated::default(), torch)
                 .unwrap()
                 .ends_with("standard_normal((100, 13))")
         );
         // A shape the report states wins over the model's.
         assert!(
-            synthetic_definition("x_train", &[8, 3], keras)
+            synthetic_definition("x_train", &[8, 3], &Stated::default(), keras)
                 .unwrap()
                 .ends_with("standard_normal((8, 3))")
         );
@@ -352,33 +386,82 @@ mod tests {
     fn synthetic_labels_match_the_models_output_and_loss() {
         let sparse = "Dense(10, activation='softmax')\nmodel.compile(loss='sparse_categorical_crossentropy')\n";
         assert!(
-            synthetic_definition("y", &[32, 4], sparse)
+            synthetic_definition("y", &[32, 4], &Stated::default(), sparse)
                 .unwrap()
                 .ends_with("integers(0, 10, size=32)")
         );
         let categorical = "Dense(3, activation=\"softmax\")\nmodel.compile(loss='categorical_crossentropy')\n";
         assert_eq!(
-            synthetic_definition("y_train", &[32, 4], categorical).unwrap(),
+            synthetic_definition("y_train", &[32, 4], &Stated::default(), categorical).unwrap(),
             "y_train = np.eye(3)[np.random.default_rng(1).integers(0, 3, size=32)]"
         );
         let sparse_class =
             "Dense(3, activation='softmax')\nmodel.compile(loss=keras.losses.SparseCategoricalCrossentropy())\n";
         assert!(
-            synthetic_definition("y", &[32, 4], sparse_class)
+            synthetic_definition("y", &[32, 4], &Stated::default(), sparse_class)
                 .unwrap()
                 .starts_with("y = np.random")
         );
         // Labels the code one-hot encodes itself stay class indices under a categorical loss.
         let encoded = "Y = to_categorical(y, 4)\nmodel.compile(loss='categorical_crossentropy')\n";
         assert_eq!(
-            synthetic_definition("y", &[32, 4], encoded).unwrap(),
+            synthetic_definition("y", &[32, 4], &Stated::default(), encoded).unwrap(),
             "y = np.random.default_rng(1).integers(0, 4, size=32)"
         );
     }
 
     #[test]
+    fn data_follows_what_the_report_says_and_the_framework_the_script_feeds() {
+        let report = "X_train is a float32 tensor of shape (800, 10) (values between about -10 and 220) and y_train is (800, 1) with 0.0/1.0.";
+        let torch = "import torch\nimport torch.nn as nn\np = model(X_train)\nloss = bce(p, y_train)\n";
+        let mut code = torch.to_owned();
+        define_undefined(
+            &mut code,
+            &["X_train".to_owned(), "y_train".to_owned()],
+            None,
+            Some(report),
+        );
+        assert!(
+            code.contains(
+                "X_train = torch.as_tensor(np.random.default_rng(0).uniform(-10, 220, (800, 10)), dtype=torch.float32)"
+            ),
+            "{code}"
+        );
+        assert!(
+            code.contains(
+                "y_train = torch.as_tensor(np.random.default_rng(1).integers(0, 2, size=(800, 1)), dtype=torch.float32)"
+            ),
+            "{code}"
+        );
+        assert!(code.starts_with("import numpy as np\n"), "{code}");
+        // Class indices stay int64 for a loss that takes them.
+        let indices = "import torch\nloss = nn.CrossEntropyLoss()(model(x), y)\n";
+        let y = synthetic_definition("y", &[32], &Stated::default(), indices).unwrap();
+        assert_eq!(
+            y,
+            "y = torch.as_tensor(np.random.default_rng(1).integers(0, 2, size=32))"
+        );
+        // A script that converts the data itself, or uses another framework, gets arrays.
+        for code in [
+            "import torch\nX = torch.from_numpy(x)\n",
+            "import torch\nfrom sklearn.model_selection import train_test_split\nmodel(x)\n",
+            "from tensorflow import keras\nmodel.fit(x, y)\n",
+        ] {
+            let x = synthetic_definition("x", &[8, 3], &Stated::default(), code).unwrap();
+            assert!(x.starts_with("x = np.random"), "{code}: {x}");
+        }
+    }
+
+    #[test]
     fn undefined_settings_get_usual_values() {
-        let value = |name: &str| synthetic_definition(name, &[100, 286, 384, 1], "Dense(5, activation='softmax')");
+        let value = |name: &str| {
+            synthetic_definition(
+                name,
+                &[100, 286, 384, 1],
+                &Stated::default(),
+                "Dense(5, activation='softmax')",
+            )
+        };
         assert_eq!(value("learn_rate").unwrap(), "learn_rate = 0.01");
         assert_eq!(value("ngpu").unwrap(), "ngpu = 0");
         assert_eq!(value("input_shape").unwrap(), "input_shape = (286, 384, 1)");
@@ -388,7 +471,7 @@ mod tests {
         assert_eq!(value("model"), None, "a model cannot be made up");
         assert_eq!(value("tokenizer"), None);
         assert_eq!(
-            synthetic_definition("device", &[8], "import torch\n").unwrap(),
+            synthetic_definition("device", &[8], &Stated::default(), "import torch\n").unwrap(),
             "device = torch.device(\"cpu\")"
         );
     }
@@ -396,7 +479,7 @@ mod tests {
     #[test]
     fn a_name_read_before_its_first_assignment_is_defined_before_that_read() {
         let mut code = "import tensorflow as tf\nx = x.reshape(-1, 4, 4, 1)\nprint(x.shape)\n".to_owned();
-        let edits = define_undefined(&mut code, &["x".to_owned()], None, Some(&UNSTATED_SHAPE));
+        let edits = define_undefined(&mut code, &["x".to_owned()], None, Some(""));
         assert_eq!(edits.len(), 2, "{edits:?}");
         assert!(
             code.contains("x = np.random.default_rng(0).standard_normal((100, 4, 4, 1))\nx = x.reshape"),
@@ -412,14 +495,14 @@ mod tests {
             }],
             notes: vec![],
         };
-        define_undefined(&mut code, &["df".to_owned()], Some(&project), Some(&UNSTATED_SHAPE));
+        define_undefined(&mut code, &["df".to_owned()], Some(&project), Some(""));
         assert!(
             code.find("df = make_frame()").unwrap() < code.find("dataset = df.values").unwrap(),
             "{code}"
         );
         // A name bound before it is read stays as it is.
         let mut code = "x = 1\nprint(x)\n".to_owned();
-        assert!(define_undefined(&mut code, &["x".to_owned()], None, Some(&UNSTATED_SHAPE)).is_empty());
+        assert!(define_undefined(&mut code, &["x".to_owned()], None, Some("")).is_empty());
         // A framework's public name gets its import.
         let mut code = "from tensorflow import keras\nm = Multiply()([a, b])\n".to_owned();
         define_undefined(&mut code, &["Multiply".to_owned()], None, None);
@@ -431,9 +514,15 @@ mod tests {
 
     #[test]
     fn an_undefined_list_of_files_gets_image_names() {
-        let definition = synthetic_definition("files", &[8], "for f in files:\n    Image.open(f)\n").unwrap();
+        let definition = synthetic_definition(
+            "files",
+            &[8],
+            &Stated::default(),
+            "for f in files:\n    Image.open(f)\n",
+        )
+        .unwrap();
         assert_eq!(definition, "files = [f\"image_{i}.png\" for i in range(8)]");
-        assert_eq!(synthetic_definition("file_handle", &[8], ""), None);
+        assert_eq!(synthetic_definition("file_handle", &[8], &Stated::default(), ""), None);
     }
 
     #[test]

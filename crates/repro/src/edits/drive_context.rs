@@ -8,6 +8,7 @@ use regex::Regex;
 
 use super::code::{defines, re, shape_literal, strip_strings};
 use super::define_undefined::synthetic_definition;
+use super::stated_data::Stated;
 
 /// Calls the context's top-level functions that nothing calls (at most the last two, the
 /// likely entry points) with synthetic arguments, so the retrieved code actually runs.
@@ -33,7 +34,7 @@ pub(crate) fn drive_context(code: &mut String, context_code: &str, shape: &[usiz
                 continue;
             }
             let param = param.split(':').next().unwrap_or(param).trim();
-            let value = synthetic_definition(param, shape, code)
+            let value = synthetic_definition(param, shape, &Stated::default(), code)
                 .and_then(|d| d.split_once(" = ").map(|(_, v)| v.to_owned()))
                 // A short generic name (`x`, `z`, `a`) takes an array; a model or a config cannot be made up.
                 .or_else(|| {

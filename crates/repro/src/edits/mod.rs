@@ -22,12 +22,14 @@ mod run_on_cpu;
 mod show_warnings;
 mod shrink_loops;
 mod stand_ins;
+mod stated_data;
 mod strip_notebook;
 mod synthesize_data;
 mod synthesize_datasets;
 mod synthesize_images;
 mod synthetic_frame;
 mod uncatch_reported;
+mod write_missing_files;
 
 pub(crate) use append_observer::OBSERVER_MARK;
 pub(crate) use append_observer::append_observer;
@@ -55,6 +57,7 @@ pub(crate) use synthesize_data::synthesize_data;
 pub(crate) use synthesize_datasets::synthesize_datasets;
 pub(crate) use synthesize_images::synthesize_images;
 pub(crate) use uncatch_reported::uncatch_reported;
+pub(crate) use write_missing_files::{missing_array_file, write_missing_file};
 
 /// One edit action: changes the code and says what it did, or leaves it and says nothing.
 pub(crate) type EditAction<'a> = dyn Fn(&mut String) -> Option<String> + 'a;

@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::code::re;
+use super::stated_data::stated_samples;
 
 /// Samples and batch size of a stand-in loader: four batches, enough for a loop to show
 /// what happens from one step to the next, small enough to run in seconds.
@@ -31,6 +32,60 @@ pub(crate) fn names_a_loader(lower: &str) -> bool {
 /// outputs for a cross-entropy, 0/1 for a binary one, real values otherwise). `None` when
 /// the code shows no `PyTorch` (neither `torch` nor an `nn.Module`).
 pub(crate) fn torch_loader(name: &str, code: &str) -> Option<String> {
+    // A snippet often starts at its model, its imports left out (`class Net(nn.Module)`).
+    if !shows_torch(code) {
+        return None;
+    }
+    let (inputs, targets) = model_samples(code, LOADER_SAMPLES);
+    Some(format!(
+        "{name} = torch.utils.data.DataLoader(torch.utils.data.TensorDataset({inputs}, {targets}), batch_size={LOADER_BATCH})"
+    ))
+}
+
+/// Samples of a stand-in dataset: a few batches.
+const DATASET_SAMPLES: usize = 16;
+
+/// A stand-in for a dataset class the snippet uses but the report does not include
+/// (`SegDataset(…)`, from the reporter's own `data.py`): a function that takes any
+/// arguments and returns a `TensorDataset` of random samples, of the shapes the report
+/// states for it (`3x100x100` inputs, `100x100` targets of class indices), else of what the
+/// code's model and loss take. `None` for another name, or where the code shows no `PyTorch`.
+pub(crate) fn dataset_stand_in(name: &str, report: &str, code: &str) -> Option<String> {
+    static CLASSES: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:n_classes|num_classes)\s*=\s*(\d+)"));
+    if !name.ends_with("Dataset") || name == "Dataset" || !shows_torch(code) {
+        return None;
+    }
+    let n = DATASET_SAMPLES;
+    let (inputs, targets) = match stated_samples(report, name) {
+        Some((inputs, targets, indices)) => {
+            let dims = |shape: &[usize]| shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            let classes = CLASSES
+                .captures(code)
+                .map_or("2", |c| c.get(1).map_or("2", |m| m.as_str()));
+            let targets = if indices {
+                format!("torch.randint(0, {classes}, ({n}, {}))", dims(&targets))
+            } else {
+                format!("torch.randn({n}, {})", dims(&targets))
+            };
+            (format!("torch.randn({n}, {})", dims(&inputs)), targets)
+        }
+        None => model_samples(code, n),
+    };
+    Some(format!(
+        "def {name}(*args, **kwargs):\n    \"\"\"Stands in for `{name}`, which the report does not include: random samples.\"\"\"\n    return torch.utils.data.TensorDataset({inputs}, {targets})"
+    ))
+}
+
+fn shows_torch(code: &str) -> bool {
+    code.contains("torch") || code.contains("nn.Module")
+}
+
+/// `n` random `(inputs, targets)` for the code's model and loss: inputs for its first layer
+/// (token ids for an `nn.Embedding`, features for an `nn.Linear`, channels first for a
+/// convolution, sequences for a recurrent layer), targets for its loss (class indices below
+/// the last `nn.Linear`'s outputs for a cross-entropy, 0/1 for a binary one, real values
+/// otherwise).
+fn model_samples(code: &str, n: usize) -> (String, String) {
     static FIRST_LAYER: LazyLock<Regex> = LazyLock::new(|| {
         re(r"\bnn\.(Embedding|Linear|Conv1d|Conv2d|Conv3d|LSTM|GRU|RNN)\(\s*(?:\w+\s*=\s*)?([^,()]*)")
     });
@@ -39,11 +94,6 @@ pub(crate) fn torch_loader(name: &str, code: &str) -> Option<String> {
         LazyLock::new(|| re(r"\b(?:CrossEntropyLoss|NLLLoss|cross_entropy|nll_loss)\b"));
     static BINARY_LOSS: LazyLock<Regex> =
         LazyLock::new(|| re(r"\b(?:BCELoss|BCEWithLogitsLoss|binary_cross_entropy(?:_with_logits)?)\b"));
-    // A snippet often starts at its model, its imports left out (`class Net(nn.Module)`).
-    if !code.contains("torch") && !code.contains("nn.Module") {
-        return None;
-    }
-    let n = LOADER_SAMPLES;
     let first = FIRST_LAYER.captures(code);
     let size = first.as_ref().and_then(|c| c[2].trim().parse::<usize>().ok());
     let inputs = match first.as_ref().map(|c| &c[1]) {
@@ -66,9 +116,7 @@ pub(crate) fn torch_loader(name: &str, code: &str) -> Option<String> {
     } else {
         format!("torch.randn({n}, {outputs})")
     };
-    Some(format!(
-        "{name} = torch.utils.data.DataLoader(torch.utils.data.TensorDataset({inputs}, {targets}), batch_size={LOADER_BATCH})"
-    ))
+    (inputs, targets)
 }
 
 /// An object standing for `name` when the code only reads its attributes
@@ -127,6 +175,27 @@ mod tests {
             "no torch, no torch loader"
         );
         assert!(names_a_loader("author_dataloader") && names_a_loader("val_dl") && !names_a_loader("download"));
+    }
+
+    #[test]
+    fn a_dataset_the_report_leaves_out_yields_the_samples_it_states() {
+        let report = "SegDataset (in data.py, not shown) loads the tiles as 3x100x100 float tensors and the masks as 100x100 long tensors with 0/1.";
+        let code = "import torch\nmodel = UNet(n_classes=2)\ntrain_ds = SegDataset(\"data/tiles\", \"data/masks\")\n";
+        let stand_in = dataset_stand_in("SegDataset", report, code).unwrap();
+        assert!(stand_in.starts_with("def SegDataset(*args, **kwargs):\n"), "{stand_in}");
+        assert!(
+            stand_in.ends_with("TensorDataset(torch.randn(16, 3, 100, 100), torch.randint(0, 2, (16, 100, 100)))"),
+            "{stand_in}"
+        );
+        // Unstated: what the model takes.
+        let linear = "import torch\nself.fc = nn.Linear(13, 1)\ncriterion = nn.MSELoss()\nds = MyDataset()\n";
+        assert!(
+            dataset_stand_in("MyDataset", "", linear)
+                .unwrap()
+                .ends_with("TensorDataset(torch.randn(16, 13), torch.randn(16, 1))")
+        );
+        assert_eq!(dataset_stand_in("Dataset", report, code), None);
+        assert_eq!(dataset_stand_in("SegDataset", report, "import numpy as np\n"), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::code::{re, shape_literal};
+use super::code::{UNSTATED_SHAPE, re, shape_literal};
 use super::synthetic_frame::{HELPER, frame_call, helper_definition};
 
 /// Synthetic data for one `np.load(...)`: the shape and dtype its line states (`dtype=int`,
@@ -87,6 +87,7 @@ pub(crate) fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<Stri
             .collect();
     }
     let rows = shape.first().copied().unwrap_or(100);
+    let features = if shape.len() == 2 { shape[1] } else { UNSTATED_SHAPE[1] };
     let frame = format!(
         "pd.DataFrame(np.random.default_rng(0).standard_normal(({rows}, {})), columns={columns:?})",
         columns.len()
@@ -100,7 +101,7 @@ pub(crate) fn synthesize_data(code: &mut String, shape: &[usize]) -> Option<Stri
                 return c[0].to_owned();
             }
             replaced.push(c[3].to_owned());
-            match frame_call(&before, &c[0], rows) {
+            match frame_call(&before, &c[0], rows, features) {
                 Some(call) => {
                     tables = true;
                     call
@@ -157,13 +158,15 @@ mod tests {
         let mut code = "df = pd.read_csv('train.csv')\ny = df['label']\n".to_owned();
         synthesize_data(&mut code, &[10, 2]).unwrap();
         assert!(
-            code.contains("df = _replayground_frame(10, [(\"label\", \"label\")])"),
+            code.contains(
+                "df = _replayground_frame(10, [(\"f0\", \"feature\"), (\"f1\", \"feature\"), (\"label\", \"label\")])"
+            ),
             "{code}"
         );
         assert!(code.starts_with("def _replayground_frame(rows, columns):"), "{code}");
         // A second pass defines the helper once.
         let again = code.replace(
-            "_replayground_frame(10, [(\"label\", \"label\")])",
+            "_replayground_frame(10, [(\"f0\", \"feature\"), (\"f1\", \"feature\"), (\"label\", \"label\")])",
             "pd.read_csv('more.csv')",
         );
         let mut again = format!("{again}\nz = pd.read_csv('more.csv')\n");

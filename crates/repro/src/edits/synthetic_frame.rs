@@ -74,15 +74,16 @@ impl Role {
 
 /// The call that stands in for the read `call` (the whole `pd.read_csv(...)` text) in
 /// `code`; `None` when neither the read nor the code names a column (the caller keeps its
-/// plain numeric frame then).
-pub(crate) fn frame_call(code: &str, call: &str, rows: usize) -> Option<String> {
+/// plain numeric frame then). Where the code names no feature (it drops the label and
+/// keeps the rest), the table gets `features` unnamed ones, `f0`, `f1`, …, first.
+pub(crate) fn frame_call(code: &str, call: &str, rows: usize, features: usize) -> Option<String> {
     let columns = named_in_call(code, call).unwrap_or_else(|| used_columns(code));
     if columns.is_empty() {
         return None;
     }
     let target = dropped_and_selected(code, &columns);
     let classifies = CLASSIFIES.is_match(code);
-    let listed: Vec<String> = columns
+    let mut listed: Vec<String> = columns
         .iter()
         .map(|name| {
             let role = if is_text(code, name) {
@@ -97,6 +98,11 @@ pub(crate) fn frame_call(code: &str, call: &str, rows: usize) -> Option<String> 
             format!("({name:?}, {:?})", role.as_str())
         })
         .collect();
+    let feature = format!("{:?})", Role::Feature.as_str());
+    if !listed.iter().any(|column| column.ends_with(&feature)) {
+        let unnamed = (0..features).map(|i| format!("(\"f{i}\", {feature}"));
+        listed.splice(0..0, unnamed);
+    }
     Some(format!("{HELPER}({rows}, [{}])", listed.join(", ")))
 }
 
@@ -145,14 +151,24 @@ fn named_in_call(code: &str, call: &str) -> Option<Vec<String>> {
 /// The columns the code reads or drops by name, in order of first use.
 fn used_columns(code: &str) -> Vec<String> {
     // A subscript: after a name, a call or another subscript (not `metrics=["accuracy"]`).
-    static ONE: LazyLock<Regex> = LazyLock::new(|| re(r#"[\w)\]]\[\s*['"]([A-Za-z_][\w ]*)['"]\s*\]"#));
+    static ONE: LazyLock<Regex> = LazyLock::new(|| re(r#"(?:(\w+)|[)\]])\[\s*['"]([A-Za-z_][\w ]*)['"]\s*\]"#));
+    // Dictionaries a training script reads by key that are not the table: a Keras
+    // `history.history["loss"]`, the environment, settings, logs.
+    static NOT_A_TABLE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(?:\w*history|environ|kwargs|args|config|cfg|params|hparams|settings|results?|metrics|logs|state_dict|checkpoint)$",
+        )
+    });
     static LISTS: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?:\[\s*\[([^\[\]]*)\]\s*\]|\b(?:columns|usecols)\s*=\s*\[([^\[\]]*)\]|\.drop\(\s*\[([^\[\]]*)\])")
     });
     static DROP_ONE: LazyLock<Regex> = LazyLock::new(|| re(r#"\.drop\(\s*['"]([^'"\n]+)['"]"#));
     let mut found: Vec<(usize, String)> = Vec::new();
     for c in ONE.captures_iter(code) {
-        found.push((c.get(0).map_or(0, |m| m.start()), c[1].to_owned()));
+        if c.get(1).is_some_and(|base| NOT_A_TABLE.is_match(base.as_str())) {
+            continue;
+        }
+        found.push((c.get(0).map_or(0, |m| m.start()), c[2].to_owned()));
     }
     for c in LISTS.captures_iter(code) {
         let start = c.get(0).map_or(0, |m| m.start());
@@ -203,43 +219,52 @@ mod tests {
         let wine = "cols = [\"Class\", \"Alcohol\",\n        \"Hue\"]\ndf = pd.read_csv(\"wine.data\", header=None, names=cols)\nX = df.drop(columns=[\"Class\"]).values\n";
         let call = "pd.read_csv(\"wine.data\", header=None, names=cols)";
         assert_eq!(
-            frame_call(wine, call, 50).unwrap(),
+            frame_call(wine, call, 50, 4).unwrap(),
             r#"_replayground_frame(50, [("Class", "label"), ("Alcohol", "feature"), ("Hue", "feature")])"#
         );
         let fraud = "df = pd.read_csv(\"t.csv\")\nX = df.drop(columns=[\"is_fraud\"]).values\ny = df[\"is_fraud\"].values\nmodel.compile(loss=\"binary_crossentropy\", metrics=[\"accuracy\"])\n";
         assert_eq!(
-            frame_call(fraud, "pd.read_csv(\"t.csv\")", 100).unwrap(),
-            r#"_replayground_frame(100, [("is_fraud", "label")])"#
+            frame_call(fraud, "pd.read_csv(\"t.csv\")", 100, 2).unwrap(),
+            r#"_replayground_frame(100, [("f0", "feature"), ("f1", "feature"), ("is_fraud", "label")])"#,
+            "the features the code keeps by dropping the label are the report's count of unnamed ones"
+        );
+        // A Keras history is read by key too, but it is not the table.
+        let history =
+            format!("{fraud}h = model.fit(X, y)\nprint(h.history[\"loss\"][-1], history.history['val_accuracy'])\n");
+        assert_eq!(
+            frame_call(&history, "pd.read_csv(\"t.csv\")", 100, 1).unwrap(),
+            r#"_replayground_frame(100, [("f0", "feature"), ("is_fraud", "label")])"#
         );
         // The target of a regression is continuous; the features keep their names.
         let prices = "df = pd.read_csv(\"h.csv\")\nX = df.drop(\"medv\", axis=1)[[\"rm\", \"age\"]]\ny = df[\"medv\"]\nmodel.compile(loss=\"mse\")\n";
         assert_eq!(
-            frame_call(prices, "pd.read_csv(\"h.csv\")", 100).unwrap(),
+            frame_call(prices, "pd.read_csv(\"h.csv\")", 100, 4).unwrap(),
             r#"_replayground_frame(100, [("medv", "target"), ("rm", "feature"), ("age", "feature")])"#
         );
         let reviews = "df = pd.read_csv(\"r.csv\")\nfor text in df[\"review\"]:\n    pass\ny = df[\"stars\"]\n";
         assert_eq!(
-            frame_call(reviews, "pd.read_csv(\"r.csv\")", 10).unwrap(),
+            frame_call(reviews, "pd.read_csv(\"r.csv\")", 10, 4).unwrap(),
             r#"_replayground_frame(10, [("review", "text"), ("stars", "feature")])"#
         );
         assert_eq!(
             frame_call(
                 "df = pd.read_csv(\"x.csv\")\nprint(df.shape)\n",
                 "pd.read_csv(\"x.csv\")",
-                10
+                10,
+                4
             ),
             None
         );
         // `y` is a class or a number, as the loss tells.
         let regression = "df = pd.read_csv(\"d.csv\")\ny = df[\"y\"]\nloss = nn.MSELoss()\n";
         assert_eq!(
-            frame_call(regression, "pd.read_csv(\"d.csv\")", 5).unwrap(),
-            r#"_replayground_frame(5, [("y", "target")])"#
+            frame_call(regression, "pd.read_csv(\"d.csv\")", 5, 1).unwrap(),
+            r#"_replayground_frame(5, [("f0", "feature"), ("y", "target")])"#
         );
         let classes = regression.replace("nn.MSELoss()", "nn.CrossEntropyLoss()");
         assert_eq!(
-            frame_call(&classes, "pd.read_csv(\"d.csv\")", 5).unwrap(),
-            r#"_replayground_frame(5, [("y", "label")])"#
+            frame_call(&classes, "pd.read_csv(\"d.csv\")", 5, 1).unwrap(),
+            r#"_replayground_frame(5, [("f0", "feature"), ("y", "label")])"#
         );
     }
 

@@ -52,6 +52,13 @@ pub struct GenInput<'a> {
     pub project: Option<&'a Project>,
 }
 
+impl GenInput<'_> {
+    /// What the report says about the program and its data: its problem and what it observed.
+    pub(crate) fn report_text(&self) -> String {
+        format!("{}\n{}", self.restructured.problem, self.restructured.observed)
+    }
+}
+
 #[cfg(test)]
 impl<'a> GenInput<'a> {
     /// The input for a report alone: no plan, no context, no project.

@@ -20,7 +20,7 @@ use super::llm::extract_code;
 use crate::checks::RuffDiagnostic;
 use crate::edits::{
     add_imports, bound_before_use, define_undefined, defines, defines_at_module_level, first_use_statement,
-    inferred_shape, strip_strings, value_reads, word,
+    strip_strings, value_reads, word,
 };
 use crate::llm::{ChatMessage, GenParams, Llm, LlmError, LlmTask};
 use replayground_exec::sandbox::BoxFuture;
@@ -71,14 +71,14 @@ pub async fn resolve_undefined(
         .filter(|name| !bound_before_use(code, name) && !uses(code, name).is_empty())
         .cloned()
         .collect();
-    let shape = inferred_shape(&format!(
-        "{}\n{}",
-        input.restructured.problem, input.restructured.observed
-    ));
+    let report = input.report_text();
     // A class-like name (`Input`, `LeakyReLU`) is an import or the project's class, never
     // data, whatever the rules' data names say (`input`).
     let (classes, values): (Vec<String>, Vec<String>) = left.iter().cloned().partition(|n| looks_like_class(n));
-    edits.extend(define_undefined(code, &values, input.project, Some(&shape)));
+    edits.extend(define_undefined(code, &values, input.project, Some(&report)));
+    // A dataset class the report leaves out takes the samples the report states for it.
+    let (datasets, classes): (Vec<String>, Vec<String>) = classes.into_iter().partition(|n| n.ends_with("Dataset"));
+    edits.extend(define_undefined(code, &datasets, input.project, Some(&report)));
     edits.extend(define_undefined(code, &classes, input.project, None));
     let left: Vec<String> = left.into_iter().filter(|name| !bound_before_use(code, name)).collect();
     if left.is_empty() {
@@ -662,8 +662,8 @@ mod tests {
         assert!(error.is_none());
         assert!(code.contains("y = LR_model(x)"), "renamed: {code}");
         assert!(
-            code.contains("x = np.random.default_rng(0)"),
-            "the rules define data: {code}"
+            code.contains("x = torch.as_tensor(np.random.default_rng(0)"),
+            "the rules define data, as a tensor in a torch script: {code}"
         );
         assert!(
             code.contains("weight_decay = 0.01\nopt = torch.optim.SGD("),
