@@ -11,7 +11,7 @@ use super::code::{
 };
 use super::complete_imports::{framework_import, import_for};
 use super::hoist_main_blocks::split_entry_point;
-use super::stand_ins::{attribute_bag, dataset_stand_in, names_a_loader, torch_loader};
+use super::stand_ins::{INDEX_LOSS, attribute_bag, dataset_stand_in, names_a_loader, torch_loader};
 use super::stated_data::{FEATURE_NAMES, LABEL_NAMES, Stated, stated};
 use crate::project::Project;
 
@@ -85,9 +85,6 @@ pub(crate) fn synthetic_definition(name: &str, shape: &[usize], stated: &Stated,
         })
     }
 }
-
-/// A `PyTorch` loss that takes class indices (`int64`), not float targets.
-static INDEX_LOSS: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:CrossEntropyLoss|NLLLoss|cross_entropy|nll_loss)\b"));
 
 /// `values` as the tensor a `PyTorch` script feeds its model (`float32`, or `int64` where
 /// `float` is false), in a script that uses `torch` alone and does not convert `name`

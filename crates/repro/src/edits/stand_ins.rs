@@ -76,6 +76,10 @@ pub(crate) fn dataset_stand_in(name: &str, report: &str, code: &str) -> Option<S
     ))
 }
 
+/// A `PyTorch` loss that takes class indices (`int64`), not float targets.
+pub(crate) static INDEX_LOSS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:CrossEntropyLoss|NLLLoss|cross_entropy|nll_loss)\b"));
+
 fn shows_torch(code: &str) -> bool {
     code.contains("torch") || code.contains("nn.Module")
 }
@@ -90,8 +94,6 @@ fn model_samples(code: &str, n: usize) -> (String, String) {
         re(r"\bnn\.(Embedding|Linear|Conv1d|Conv2d|Conv3d|LSTM|GRU|RNN)\(\s*(?:\w+\s*=\s*)?([^,()]*)")
     });
     static OUTPUTS: LazyLock<Regex> = LazyLock::new(|| re(r"\bnn\.Linear\([^,()]*,\s*(?:out_features\s*=\s*)?(\d+)"));
-    static INDEX_LOSS: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\b(?:CrossEntropyLoss|NLLLoss|cross_entropy|nll_loss)\b"));
     static BINARY_LOSS: LazyLock<Regex> =
         LazyLock::new(|| re(r"\b(?:BCELoss|BCEWithLogitsLoss|binary_cross_entropy(?:_with_logits)?)\b"));
     let first = FIRST_LAYER.captures(code);
