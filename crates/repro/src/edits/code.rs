@@ -217,18 +217,22 @@ pub(crate) fn inferred_shape(text: &str) -> Vec<usize> {
     };
     SHAPE
         .captures_iter(text)
-        .filter_map(|c| {
-            c[1].split(',')
-                .map(|d| d.trim().parse::<usize>().ok())
-                .collect::<Option<Vec<_>>>()
-        })
-        .find(|dims| {
-            !dims.is_empty()
-                && dims.iter().all(|&d| d > 0 && d <= 100_000)
-                && dims.iter().product::<usize>() <= 10_000_000
-        })
+        .find_map(|c| parse_dims(&c[1], 10_000_000))
         .or_else(counted)
         .unwrap_or_else(|| UNSTATED_SHAPE.to_vec())
+}
+
+/// The dimensions of a shape's text (`800, 10`, `3x100x100`): each from 1 to 100,000, their
+/// product at most `max_elements`; `None` for anything else.
+pub(crate) fn parse_dims(list: &str, max_elements: usize) -> Option<Vec<usize>> {
+    let dims: Vec<usize> = list
+        .split(['x', '×', ','])
+        .map(|d| d.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    let sane = !dims.is_empty()
+        && dims.iter().all(|&d| d > 0 && d <= 100_000)
+        && dims.iter().product::<usize>() <= max_elements;
+    sane.then_some(dims)
 }
 
 pub(crate) fn shape_literal(shape: &[usize]) -> String {

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::code::re;
+use super::code::{parse_dims, re};
 
 /// Names that usually hold features.
 pub(crate) const FEATURE_NAMES: [&str; 15] = [
@@ -43,12 +43,9 @@ pub(crate) fn stated(report: &str, name: &str) -> Stated {
     let Some(window) = window(report, name, true) else {
         return Stated::default();
     };
-    let shape = SHAPE.captures(window).and_then(|c| {
-        let dims = c.get(1).or(c.get(2))?.as_str();
-        let dims: Vec<usize> = dims.split(',').map(|d| d.trim().parse().ok()).collect::<Option<_>>()?;
-        let sane = dims.iter().all(|&d| d > 0 && d <= 100_000) && dims.iter().product::<usize>() <= 10_000_000;
-        sane.then_some(dims)
-    });
+    let shape = SHAPE
+        .captures(window)
+        .and_then(|c| parse_dims(c.get(1).or(c.get(2))?.as_str(), 10_000_000));
     let range = RANGE.captures(window).and_then(|c| {
         let (low, high) = (c[1].parse::<f64>().ok()?, c[2].parse::<f64>().ok()?);
         (low < high).then_some((low, high))
@@ -72,13 +69,8 @@ pub(crate) fn stated_samples(report: &str, name: &str) -> Option<(Vec<usize>, Ve
     let sentence = window(report, name, false)?;
     let mut shapes = SHAPE.captures_iter(sentence).filter_map(|c| {
         let whole = c.get(0)?;
-        let dims = c.get(1).or(c.get(2)).or(c.get(3))?.as_str();
-        let dims: Vec<usize> = dims
-            .split(['x', '×', ','])
-            .map(|d| d.trim().parse().ok())
-            .collect::<Option<_>>()?;
-        let sane = dims.iter().all(|&d| d > 0 && d <= 10_000) && dims.iter().product::<usize>() <= 1_000_000;
-        sane.then_some((dims, whole.end()))
+        let dims = parse_dims(c.get(1).or(c.get(2)).or(c.get(3))?.as_str(), 1_000_000)?;
+        Some((dims, whole.end()))
     });
     let (inputs, _) = shapes.next()?;
     let (targets, end) = shapes.next()?;
