@@ -34,7 +34,9 @@ mod effects;
 mod evaluate;
 mod flow;
 mod frame_end;
+mod function_reprs;
 mod globals;
+mod handlers;
 mod kept;
 mod literal;
 mod names;
@@ -49,7 +51,7 @@ mod values;
 mod varnames;
 
 pub use code::CodeFacts;
-use code::{CallNames, MODULE, Scope, ScopeKind, hidden, line_of};
+use code::{CallNames, MODULE, Scope, ScopeKind, hidden, json_contents, line_of};
 use kept::Kept;
 pub use scan::Scan;
 pub(crate) use scan::unchanged_names;
@@ -500,6 +502,7 @@ impl Bounds {
                 && (if whole { bytes == key } else { bytes.starts_with(key) })
                 && !taken(bytes)
                 && facts.in_order(function, event, line, n, written)
+                && (event != StopKind::Line || facts.handler_may_show(function, line, n))
         };
         if event == StopKind::Call
             && let Some(call) = self.call_names(function, line)
@@ -536,12 +539,6 @@ fn moves_forward(action: Action) -> bool {
 /// a lambda's or a comprehension's frame, which runs part of a line after its event.
 fn runs_the_statement(function: &str) -> bool {
     function == MODULE || !function.starts_with('<')
-}
-
-/// A value as the trace language writes it inside a JSON string.
-fn json_contents(value: &str) -> Vec<u8> {
-    let quoted = serde_json::to_string(value).expect("a string always serialises");
-    quoted[1..quoted.len() - 1].replace("<|", "\\u003c|").into_bytes()
 }
 
 /// The shapes `action` allows from `from`.
@@ -708,6 +705,8 @@ mod frame_tests;
 mod globals_tests;
 #[cfg(test)]
 mod module_tests;
+#[cfg(test)]
+mod names_tests;
 #[cfg(test)]
 mod step_tests;
 #[cfg(test)]

@@ -11,6 +11,8 @@ use super::body::Body;
 use super::constants::constant_globals;
 use super::effects::{self, Effects, Program};
 use super::flow;
+use super::function_reprs::FunctionNames;
+use super::handlers::Handlers;
 use super::names::{
     Unbound, class_qualnames, declared_names, imports_plain_modules, mangles, repr_words, unbound_names,
 };
@@ -143,6 +145,11 @@ pub struct CodeFacts {
     /// `namedtuple`'s), when no class gives itself a `__repr__`: an object repr that starts
     /// `<__main__.` or `<class '__main__.` names one of them. `None`: reprs are not bounded.
     pub(super) classes: Option<Vec<String>>,
+    /// Where a handler's name can be shown ([`super::handlers`]).
+    pub(super) handlers: Handlers,
+    /// The qualified names the program's functions carry, for `<function ...>` reprs
+    /// ([`super::function_reprs`]). `None`: not bounded.
+    pub(super) functions: Option<FunctionNames>,
     /// The names a repr can start with, sorted, where every repr has the standard shape
     /// ([`super::repr_shape`]): no class gives itself a `__repr__` and only plain standard
     /// modules are imported. `None`: reprs are not checked.
@@ -241,6 +248,8 @@ impl CodeFacts {
                 .filter(|_| imports_plain_modules(root, source))
                 .map(repr_words),
             classes,
+            functions: FunctionNames::of(root, source, &declared),
+            handlers: Handlers::of(root, source, &declared),
             declared,
             constants,
             globals,
@@ -340,31 +349,6 @@ impl CodeFacts {
         let statements = &self.top_level.0;
         let mut holding = (0..statements.len()).filter(|&i| statements[i].holds(line)).peekable();
         holding.peek().is_none() || holding.any(|i| self.top_level.may_end_in(i))
-    }
-
-    /// The names a frame of `function` must show at an `event` at `line`: those the
-    /// statements before the one holding `line` always bind, in the body it runs (the
-    /// module's, a plain class body's, a function's). None in a program that may unbind
-    /// a name; in a function, none that `global` or `nonlocal` declares or `del` unbinds.
-    pub(super) fn required<'s>(
-        &'s self,
-        function: &str,
-        event: StopKind,
-        line: u32,
-    ) -> impl Iterator<Item = &'s str> + use<'s> {
-        let (body, in_function) = match self.ordered_body(function, line) {
-            Some(body) => (Some(body), false),
-            None => (self.scope_at(function, line).and_then(|s| s.statements.as_ref()), true),
-        };
-        let unbound = if in_function {
-            &self.unbound.in_functions
-        } else {
-            &self.unbound.in_module
-        };
-        body.filter(|_| self.names_kept)
-            .into_iter()
-            .flat_map(move |body| body.required(event, line))
-            .filter(move |name| !(unbound.contains(*name) || in_function && self.declared.contains(*name)))
     }
 
     /// The body that a frame of `function` stopped at `line` runs once, in order: the
@@ -656,6 +640,12 @@ fn narrow_to_bindings(
 
 pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
+}
+
+/// A value as the trace language writes it inside a JSON string.
+pub(super) fn json_contents(value: &str) -> Vec<u8> {
+    let quoted = serde_json::to_string(value).expect("a string always serialises");
+    quoted[1..quoted.len() - 1].replace("<|", "\\u003c|").into_bytes()
 }
 
 /// Whether the tracer hides a variable: it never shows a name that starts with `__`.

@@ -137,8 +137,9 @@ pub(super) fn is_silent(statement: Node<'_>) -> bool {
 /// The first line events of `statement`.
 fn entry(statement: Node<'_>) -> Lines {
     match statement.kind() {
-        "decorated_definition"
-        | "function_definition"
+        // The first decorator is evaluated first: its line, then the others and the header.
+        "decorated_definition" => Some(BTreeSet::from([line_of(statement.start_position().row)])),
+        "function_definition"
         | "class_definition"
         | "if_statement"
         | "for_statement"

@@ -4,6 +4,7 @@
 use replayground_shared::trace_lang;
 use replayground_shared::{State, StopKind};
 
+use super::function_reprs::FunctionRepr;
 use super::repr_shape::ReprShape;
 use super::repr_text::ReprText;
 use super::{Bounds, Kept};
@@ -70,6 +71,8 @@ pub struct Scan<'b> {
     /// The start of a value the model writes itself (enough to name a class), the last
     /// byte of it, and where its text is in its characters.
     pub(super) written: Vec<u8>,
+    /// The names of the function reprs in the value being written.
+    pub(super) functions: FunctionRepr,
     pub(super) last: u8,
     pub(super) text: ReprText,
     /// What must follow the variables, where the bounds know it (empty: not known).
@@ -124,6 +127,7 @@ impl<'b> Scan<'b> {
             value: None,
             value_at: 0,
             written: Vec::new(),
+            functions: FunctionRepr::default(),
             last: 0,
             text: ReprText::default(),
             tail: &[],
@@ -183,6 +187,7 @@ impl<'b> Scan<'b> {
         let words = self.bounds.facts.as_ref().and_then(|f| f.repr_words.as_deref());
         self.shape = ReprShape::new(words, !last && self.may_be_unchanged());
         self.written.clear();
+        self.functions = FunctionRepr::default();
         self.last = b'"';
         self.text = ReprText::default();
     }
@@ -374,7 +379,10 @@ impl<'b> Scan<'b> {
                     self.written.push(b);
                 }
                 let classes = bounds.facts.as_ref().and_then(|f| f.classes.as_deref());
-                !marker && super::names::repr_prefix_admitted(classes, &self.written)
+                let functions = bounds.facts.as_ref().and_then(|f| f.functions.as_ref());
+                !marker
+                    && super::names::repr_prefix_admitted(classes, &self.written)
+                    && self.functions.feed(b, functions)
             }
             Stage::Tail { at } => {
                 let tail = self.tail;
