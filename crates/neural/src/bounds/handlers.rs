@@ -80,7 +80,8 @@ impl Handlers {
             } else {
                 frame
             };
-            // A class body's namespace is not bounded by names: its handlers are left out.
+            // A class's code is left out (its body's namespace is not bounded by names;
+            // its methods' handlers are simply not judged).
             if node.kind() != "class_definition" {
                 let mut cursor = node.walk();
                 stack.extend(node.named_children(&mut cursor).map(|c| (c, inner)));
