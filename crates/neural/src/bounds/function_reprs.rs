@@ -13,13 +13,14 @@ use tree_sitter::Node;
 /// What starts the name in a repr.
 const OPENER: &[u8] = b"<function ";
 
-/// The comprehensions CPython 3.11 compiles as functions, by their code's names (3.12 and
-/// later inline all but the generator expression, so both forms are kept).
-const COMPREHENSIONS: [(&str, &str); 4] = [
-    ("list_comprehension", "<listcomp>"),
-    ("set_comprehension", "<setcomp>"),
-    ("dictionary_comprehension", "<dictcomp>"),
-    ("generator_expression", "<genexpr>"),
+/// The comprehensions CPython 3.11 compiles as functions, by their code's names, and
+/// whether 3.12 and later inline them (all but the generator expression; both forms are
+/// kept).
+const COMPREHENSIONS: [(&str, &str, bool); 4] = [
+    ("list_comprehension", "<listcomp>", true),
+    ("set_comprehension", "<setcomp>", true),
+    ("dictionary_comprehension", "<dictcomp>", true),
+    ("generator_expression", "<genexpr>", false),
 ];
 
 /// The program's functions' qualified names, where the text decides them.
@@ -73,11 +74,9 @@ impl FunctionNames {
                     (format!("{old}{name}.<locals>."), format!("{new}{name}.<locals>."))
                 }
                 "class_definition" => (format!("{old}{name}."), format!("{new}{name}.")),
-                _ => match COMPREHENSIONS.iter().find(|(k, _)| *k == kind) {
-                    Some((_, code_name)) if kind == "generator_expression" => {
-                        (format!("{old}{code_name}."), format!("{new}{code_name}."))
-                    }
-                    Some((_, code_name)) => (format!("{old}{code_name}."), new),
+                _ => match COMPREHENSIONS.iter().find(|(k, _, _)| *k == kind) {
+                    Some((_, code_name, true)) => (format!("{old}{code_name}."), new),
+                    Some((_, code_name, false)) => (format!("{old}{code_name}."), format!("{new}{code_name}.")),
                     None => (old, new),
                 },
             };
